@@ -1,0 +1,119 @@
+//! Naming the per-day counter key so it lands in the same Redis Cluster slot as its prefix.
+
+use std::fmt;
+
+/// Why a prefix cannot name a counter key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyError {
+    /// The prefix is empty.
+    EmptyPrefix,
+    /// The prefix has a `}` but no usable `{...}` hash tag, so no key around it can share its slot.
+    UnbalancedHashTag,
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyError::EmptyPrefix => write!(f, "prefix must not be empty"),
+            KeyError::UnbalancedHashTag => write!(
+                f,
+                "prefix has '}}' without a '{{...}}' hash tag before it; add a hash tag or drop the brace"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+/// The counter key for `prefix` on `date` (yyyyMMdd), hashing to `prefix`'s Cluster slot.
+///
+/// A prefix with a hash tag keeps it: `order:{eu}` -> `order:{eu}:20261122`. Any other prefix
+/// becomes the tag: `order` -> `{order}:20261122`.
+///
+/// # Errors
+/// [`KeyError`] for an empty prefix, or one whose braces make a same-slot key impossible.
+pub fn counter_key(prefix: &[u8], date: u32, out: &mut Vec<u8>) -> Result<(), KeyError> {
+    out.clear();
+    if prefix.is_empty() {
+        return Err(KeyError::EmptyPrefix);
+    }
+    if hash_tag(prefix).is_some() {
+        out.extend_from_slice(prefix);
+    } else if prefix.contains(&b'}') {
+        return Err(KeyError::UnbalancedHashTag);
+    } else {
+        out.push(b'{');
+        out.extend_from_slice(prefix);
+        out.push(b'}');
+    }
+    out.push(b':');
+    out.extend_from_slice(date.to_string().as_bytes());
+    Ok(())
+}
+
+/// The part of `key` Redis Cluster hashes: the first non-empty `{...}`, as Redis defines it.
+fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let close = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (close > 0).then(|| &key[open + 1..open + 1 + close])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Redis Cluster's CRC16 (XMODEM) slot of a key.
+    fn slot(key: &[u8]) -> u16 {
+        let hashed = hash_tag(key).unwrap_or(key);
+        let mut crc: u16 = 0;
+        for &byte in hashed {
+            crc ^= (byte as u16) << 8;
+            for _ in 0..8 {
+                crc = if crc & 0x8000 != 0 {
+                    (crc << 1) ^ 0x1021
+                } else {
+                    crc << 1
+                };
+            }
+        }
+        crc % 16384
+    }
+
+    fn key(prefix: &str) -> Result<String, KeyError> {
+        let mut out = Vec::new();
+        counter_key(prefix.as_bytes(), 20261122, &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn slot_matches_redis_for_a_known_key() {
+        assert_eq!(slot(b"123456789"), 12739); // the Redis Cluster spec's example
+    }
+
+    #[test]
+    fn counter_key_shares_the_prefix_slot() {
+        let cases = [
+            ("order", "{order}:20261122"),
+            ("order:{eu}", "order:{eu}:20261122"),
+            ("{user1000}.following", "{user1000}.following:20261122"),
+            ("a{b", "{a{b}:20261122"),
+        ];
+        for (prefix, want) in cases {
+            let got = key(prefix).unwrap();
+            assert_eq!(got, want);
+            assert_eq!(slot(got.as_bytes()), slot(prefix.as_bytes()), "{prefix}");
+        }
+    }
+
+    #[test]
+    fn prefixes_that_cannot_share_a_slot_are_refused() {
+        assert_eq!(key(""), Err(KeyError::EmptyPrefix));
+        assert_eq!(key("a}b"), Err(KeyError::UnbalancedHashTag));
+        assert_eq!(key("x{}y}"), Err(KeyError::UnbalancedHashTag));
+        assert_eq!(
+            key("{}x"),
+            Err(KeyError::UnbalancedHashTag),
+            "an empty tag hashes the whole key"
+        );
+    }
+}

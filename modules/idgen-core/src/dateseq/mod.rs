@@ -1,0 +1,13 @@
+//! Date sequences: `yyyyMMdd * 10^digits + seq`, from a per-day counter.
+//!
+//! The counter itself lives elsewhere (a Redis string key); this module decides which day it
+//! is in a time zone ([`calendar`]), what the counter key is called ([`key`]) and how a counter
+//! value becomes an ID ([`value`]).
+
+pub mod calendar;
+pub mod key;
+pub mod value;
+
+pub use calendar::{Calendar, Day, DayCache, ZoneError};
+pub use key::{counter_key, KeyError};
+pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};

@@ -1,0 +1,278 @@
+//! The Snowflake generator: never a duplicate, never backwards, never a wait.
+//!
+//! The generator keeps a high-water mark: the tick and sequence of the last ID it issued. Each
+//! new ID is the successor of that mark: the current tick if the clock has moved past it,
+//! otherwise the next sequence value in the same tick, otherwise sequence 0 of the next tick
+//! ("borrowing" a tick the clock has not reached). So a clock that steps back, or a burst that
+//! spends a tick's sequence, makes the generator run ahead of the clock instead of repeating an
+//! ID or spinning. How far ahead it may run is bounded by [`Settings::max_drift_ms`]; past that
+//! it refuses with [`GenerateError::DriftExceeded`] until the clock catches up.
+
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+
+use crate::clock::Clock;
+use crate::layout::{Field, Layout};
+use crate::settings::{Settings, SettingsError};
+
+/// Why an ID was not issued. Nothing was consumed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GenerateError {
+    /// Issuing would put the generator more than `max_ms` ahead of the clock.
+    DriftExceeded { ahead_ms: u64, max_ms: u64 },
+    /// The layout's time field is used up.
+    TimeExhausted,
+}
+
+impl fmt::Display for GenerateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenerateError::DriftExceeded { ahead_ms, max_ms } => write!(
+                f,
+                "clock is {ahead_ms} ms behind the last issued ID (limit {max_ms} ms): \
+                 the clock stepped back or the sequence is spent; retry later"
+            ),
+            GenerateError::TimeExhausted => write!(f, "the layout's time field is used up"),
+        }
+    }
+}
+
+impl std::error::Error for GenerateError {}
+
+/// Counters for monitoring (Redis `INFO idgen`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// IDs issued since start.
+    pub issued: u64,
+    /// Times the clock was read lower than the reading before.
+    pub clock_backwards: u64,
+    /// Times the generator moved to a tick the clock had not reached.
+    pub ticks_borrowed: u64,
+    /// Requests refused (nothing issued).
+    pub refused: u64,
+    /// The furthest the generator has run ahead of the clock, in ms.
+    pub max_drift_ms: u64,
+}
+
+/// The fields of an ID in wall-clock terms, as [`Generator::decode`] returns them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodedId {
+    /// Start of the ID's tick, ms since the Unix epoch.
+    pub unix_ms: i64,
+    /// Datacenter ID.
+    pub datacenter: u64,
+    /// Worker ID.
+    pub worker: u64,
+    /// Sequence within the tick.
+    pub sequence: u64,
+}
+
+/// A Snowflake generator over an injected clock. Not thread-safe by itself: wrap it in a mutex,
+/// or give each thread its own worker ID.
+#[derive(Debug)]
+pub struct Generator<C> {
+    clock: C,
+    settings: Settings,
+    time_shift: u32,
+    sequence_shift: u32,
+    node_bits: u64,
+    max_sequence: u64,
+    random_span: u64,
+    max_drift_ticks: u64,
+    /// Tick and sequence of the last ID issued: the high-water mark.
+    last_tick: u64,
+    sequence: u64,
+    /// The clock as last read, in ticks since the epoch.
+    last_now: u64,
+    rng: u64,
+    stats: Stats,
+}
+
+impl<C: Clock> Generator<C> {
+    /// A generator with `settings`, checked against `clock`'s current time.
+    ///
+    /// # Errors
+    /// The first rule [`Settings::validate`] finds broken.
+    pub fn new(settings: Settings, clock: C) -> Result<Self, SettingsError> {
+        settings.validate(clock.now_ms())?;
+        let layout = &settings.layout;
+        let max_sequence = layout.max(Field::Sequence);
+        let mut generator = Generator {
+            time_shift: layout.time_shift(),
+            sequence_shift: layout.shift(Field::Sequence),
+            node_bits: layout.compose(0, settings.datacenter_id, settings.worker_id, 0),
+            max_sequence,
+            random_span: ((max_sequence + 1) / 16).max(1),
+            max_drift_ticks: 0,
+            last_tick: 0,
+            // As if tick 0 were spent, so the first ID takes a fresh tick.
+            sequence: max_sequence,
+            last_now: 0,
+            rng: RandomState::new().build_hasher().finish() | 1,
+            stats: Stats::default(),
+            clock,
+            settings,
+        };
+        generator.set_max_drift_ms(generator.settings.max_drift_ms);
+        Ok(generator)
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Changes how far the generator may run ahead of the clock. Safe at any time.
+    pub fn set_max_drift_ms(&mut self, ms: u64) {
+        self.settings.max_drift_ms = ms;
+        self.max_drift_ticks = ms / self.settings.layout.tick_ms();
+    }
+
+    /// Turns the random start of each tick's sequence on or off. Safe at any time.
+    pub fn set_random_start(&mut self, on: bool) {
+        self.settings.random_start = on;
+    }
+
+    /// Monitoring counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// How far, in ms, the last issued ID is ahead of the clock as last read.
+    pub fn drift_ms(&self) -> u64 {
+        self.last_tick.saturating_sub(self.last_now) * self.settings.layout.tick_ms()
+    }
+
+    /// Start of the last issued ID's tick in ms since the Unix epoch (the epoch before any ID).
+    pub fn last_tick_unix_ms(&self) -> i64 {
+        self.tick_to_unix_ms(self.last_tick)
+    }
+
+    /// The next ID.
+    ///
+    /// # Errors
+    /// [`GenerateError`] when issuing would exceed the drift limit or the time field; nothing is
+    /// consumed then.
+    pub fn next_id(&mut self) -> Result<u64, GenerateError> {
+        let now = self.read_clock();
+        let (tick, sequence) = self.successor(now);
+        if let Err(e) = self.check(tick, now) {
+            self.stats.refused += 1;
+            return Err(e);
+        }
+        Ok(self.commit(tick, sequence, now))
+    }
+
+    /// Appends `count` strictly increasing IDs to `out`, all or none.
+    ///
+    /// # Errors
+    /// As [`Generator::next_id`]; `out` and the generator are left as they were.
+    pub fn next_ids(&mut self, count: usize, out: &mut Vec<u64>) -> Result<(), GenerateError> {
+        let now = self.read_clock();
+        let saved = (self.last_tick, self.sequence, self.stats);
+        let len = out.len();
+        out.reserve(count);
+        for _ in 0..count {
+            let (tick, sequence) = self.successor(now);
+            if let Err(e) = self.check(tick, now) {
+                (self.last_tick, self.sequence, self.stats) = saved;
+                self.stats.refused += 1;
+                out.truncate(len);
+                return Err(e);
+            }
+            out.push(self.commit(tick, sequence, now));
+        }
+        Ok(())
+    }
+
+    /// Splits an ID made with these settings into its fields.
+    pub fn decode(&self, id: u64) -> DecodedId {
+        let d = self.settings.layout.decode(id);
+        DecodedId {
+            unix_ms: self.tick_to_unix_ms(d.ticks),
+            datacenter: d.datacenter,
+            worker: d.worker,
+            sequence: d.sequence,
+        }
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.settings.layout
+    }
+
+    fn tick_to_unix_ms(&self, tick: u64) -> i64 {
+        self.settings
+            .epoch_ms
+            .saturating_add((tick * self.layout().tick_ms()) as i64)
+    }
+
+    /// Reads the clock in ticks since the epoch (0 before it), noting steps back.
+    fn read_clock(&mut self) -> u64 {
+        let since_epoch = self
+            .clock
+            .now_ms()
+            .saturating_sub(self.settings.epoch_ms)
+            .max(0);
+        let now = since_epoch as u64 / self.layout().tick_ms();
+        if now < self.last_now {
+            self.stats.clock_backwards += 1;
+        }
+        self.last_now = now;
+        now
+    }
+
+    /// The smallest (tick, sequence) above the high-water mark that the clock allows.
+    fn successor(&mut self, now: u64) -> (u64, u64) {
+        if now > self.last_tick {
+            (now, self.start_sequence())
+        } else if self.sequence < self.max_sequence {
+            (self.last_tick, self.sequence + 1)
+        } else {
+            (self.last_tick + 1, self.start_sequence())
+        }
+    }
+
+    fn check(&self, tick: u64, now: u64) -> Result<(), GenerateError> {
+        if tick > self.layout().max_ticks() {
+            return Err(GenerateError::TimeExhausted);
+        }
+        let ahead = tick.saturating_sub(now);
+        if ahead > self.max_drift_ticks {
+            return Err(GenerateError::DriftExceeded {
+                ahead_ms: ahead * self.layout().tick_ms(),
+                max_ms: self.settings.max_drift_ms,
+            });
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, tick: u64, sequence: u64, now: u64) -> u64 {
+        if tick > now {
+            let drift = (tick - now) * self.layout().tick_ms();
+            self.stats.max_drift_ms = self.stats.max_drift_ms.max(drift);
+            if tick != self.last_tick {
+                self.stats.ticks_borrowed += 1;
+            }
+        }
+        self.last_tick = tick;
+        self.sequence = sequence;
+        self.stats.issued += 1;
+        (tick << self.time_shift) | self.node_bits | (sequence << self.sequence_shift)
+    }
+
+    fn start_sequence(&mut self) -> u64 {
+        if !self.settings.random_start {
+            return 0;
+        }
+        // xorshift64*: cheap, and good enough to spread the low bits.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) % self.random_span
+    }
+}
+
+#[cfg(test)]
+#[path = "generator_tests.rs"]
+mod tests;

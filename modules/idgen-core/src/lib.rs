@@ -1,0 +1,41 @@
+//! Pure logic for unique 64-bit IDs: no Redis, no network, time injected.
+//!
+//! # Snowflake IDs
+//!
+//! The default layout is Twitter's:
+//!
+//! ```text
+//!  63  62                                    22 21     17 16     12 11          0
+//! +---+----------------------------------------+---------+---------+-------------+
+//! | 0 | 41 bits: ms since the epoch            | 5: dc   | 5: wkr  | 12: sequence|
+//! +---+----------------------------------------+---------+---------+-------------+
+//! ```
+//!
+//! The sign bit stays 0; time is always the highest field, so IDs sort by time. Other layouts
+//! ([`Layout::instagram`], [`Layout::sonyflake`], or any spec that fits 63 bits) reorder and
+//! resize the fields below it. [`Generator`] issues IDs over an injected [`Clock`] and never
+//! repeats or goes back: see its module docs for the clock policy.
+//!
+//! # Date sequences
+//!
+//! [`dateseq`] turns a per-day counter into `yyyyMMdd * 10^digits + seq` in a chosen time zone.
+//!
+//! ```
+//! use idgen_core::{Generator, ManualClock, Settings};
+//!
+//! let clock = ManualClock::new(1_795_000_000_000);
+//! let mut ids = Generator::new(Settings { worker_id: 3, ..Settings::default() }, clock).unwrap();
+//! let id = ids.next_id().unwrap();
+//! assert_eq!(ids.decode(id).worker, 3);
+//! ```
+
+pub mod clock;
+pub mod dateseq;
+pub mod generator;
+pub mod layout;
+pub mod settings;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use generator::{DecodedId, GenerateError, Generator, Stats};
+pub use layout::{Field, Layout, LayoutError};
+pub use settings::{Settings, SettingsError, DEFAULT_MAX_DRIFT_MS, TWITTER_EPOCH_MS};

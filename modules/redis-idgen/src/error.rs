@@ -1,0 +1,87 @@
+//! Every error a command can answer with, and the one place that turns them into Redis replies.
+
+use idgen_core::dateseq::{KeyError, ValueError};
+use idgen_core::GenerateError;
+
+use crate::ctx::Ctx;
+
+/// An error reply. Nothing was issued or written when a command returns one.
+#[derive(Debug)]
+pub enum CommandError {
+    /// Too few or too many arguments.
+    WrongArity,
+    /// An unknown option or a missing value.
+    Syntax,
+    /// An argument that should be an integer is not one.
+    NotAnInteger,
+    /// An argument outside its documented range.
+    OutOfRange(String),
+    /// The key holds something other than a string.
+    WrongType,
+    /// The counter key holds a string that is not a non-negative integer.
+    BadCounter,
+    /// SNOWFLAKE.NEXT on a replica.
+    Replica,
+    /// The module did not finish loading.
+    NotReady,
+    /// Redis lacks an API the module needs.
+    MissingApi(&'static str),
+    /// The generator refused.
+    Generate(GenerateError),
+    /// The date sequence refused.
+    Value(ValueError),
+    /// The prefix cannot name a counter key.
+    Key(KeyError),
+}
+
+impl CommandError {
+    /// The Redis error text, code first.
+    pub fn text(&self) -> String {
+        match self {
+            CommandError::WrongArity => "ERR wrong number of arguments".into(),
+            CommandError::Syntax => "ERR syntax error".into(),
+            CommandError::NotAnInteger => "ERR value is not an integer or out of range".into(),
+            CommandError::OutOfRange(what) => format!("ERR {what}"),
+            CommandError::WrongType => {
+                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
+            }
+            CommandError::BadCounter => {
+                "ERR counter key holds a value that is not a non-negative integer".into()
+            }
+            CommandError::Replica => "ERR SNOWFLAKE.NEXT is refused on a replica: it would repeat \
+                 its primary's IDs; send it to the primary"
+                .into(),
+            CommandError::NotReady => "ERR idgen module is not initialised".into(),
+            CommandError::MissingApi(name) => format!("ERR this Redis lacks {name}"),
+            CommandError::Generate(e) => format!("ERR {e}"),
+            CommandError::Value(e) => format!("ERR {e}"),
+            CommandError::Key(e) => format!("ERR {e}"),
+        }
+    }
+
+    /// Sends this error as the reply.
+    pub fn reply(&self, ctx: &Ctx) {
+        match self {
+            CommandError::WrongArity => ctx.reply_wrong_arity(),
+            other => ctx.reply_error(&other.text()),
+        }
+    }
+}
+
+impl From<GenerateError> for CommandError {
+    fn from(e: GenerateError) -> Self {
+        CommandError::Generate(e)
+    }
+}
+
+impl From<ValueError> for CommandError {
+    fn from(e: ValueError) -> Self {
+        CommandError::Value(e)
+    }
+}
+
+impl From<KeyError> for CommandError {
+    fn from(e: KeyError) -> Self {
+        CommandError::Key(e)
+    }
+}

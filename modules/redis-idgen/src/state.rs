@@ -1,0 +1,53 @@
+//! The module's one piece of mutable state, built once at load time.
+//!
+//! Redis runs commands on one thread, so the mutex is never contended; it is there so that the
+//! state is `Sync` without `unsafe`.
+
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use idgen_core::dateseq::DayCache;
+use idgen_core::{Generator, SystemClock};
+
+use crate::error::CommandError;
+
+/// Everything the commands share.
+pub struct State {
+    /// The Snowflake generator.
+    pub ids: Generator<SystemClock>,
+    /// Today's date in the configured zone.
+    pub days: DayCache,
+    /// Reused buffers, so hot paths do not allocate.
+    pub key_buf: Vec<u8>,
+    pub id_buf: Vec<u64>,
+}
+
+static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+
+/// Installs the state; false if it was already installed.
+pub fn install(state: State) -> bool {
+    STATE.set(Mutex::new(state)).is_ok()
+}
+
+/// Runs `f` on the state.
+///
+/// # Errors
+/// [`CommandError::NotReady`] before the module finished loading.
+pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> Result<R, CommandError> {
+    let state = STATE.get().ok_or(CommandError::NotReady)?;
+    // A poisoned lock would mean a panic, and a panic aborts Redis: take the state as it is.
+    let mut guard = state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    Ok(f(&mut guard))
+}
+
+/// The state if it is installed and free, without waiting: for INFO, which may run in a crash
+/// report while a command holds the lock.
+pub fn try_lock() -> Option<MutexGuard<'static, State>> {
+    STATE.get()?.try_lock().ok()
+}
+
+/// Whether the module finished loading.
+pub fn is_ready() -> bool {
+    STATE.get().is_some()
+}

@@ -1,0 +1,33 @@
+# Shared helpers for the project's shell scripts: free ports, a redis-server with the module.
+# shellcheck shell=bash
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MODULE=${IDGEN_MODULE:-$ROOT/target/release/libredis_idgen.so}
+
+# A TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_redis DIR PORT [redis-server args...]: starts redis-server with the module, waits for PING.
+start_redis() {
+  local dir=$1 port=$2
+  shift 2
+  [ -f "$MODULE" ] || { echo "module not built: $MODULE (run: cargo build --release -p redis-idgen)" >&2; return 1; }
+  mkdir -p "$dir"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --daemonize yes \
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --loadmodule "$MODULE" "$@" || return 1
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "redis-server did not start; its log:" >&2
+  cat "$dir/redis.log" >&2
+  return 1
+}
+
+# stop_redis DIR PORT
+stop_redis() {
+  redis-cli -p "$2" shutdown nosave >/dev/null 2>&1 || true
+  [ -f "$1/redis.pid" ] && kill "$(cat "$1/redis.pid")" 2>/dev/null || true
+}

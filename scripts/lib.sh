@@ -18,7 +18,7 @@ start_redis() {
   redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --daemonize yes \
     --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --loadmodule "$MODULE" "$@" || return 1
   for _ in $(seq 100); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
     sleep 0.05
   done
   echo "redis-server did not start; its log:" >&2

@@ -1,7 +1,6 @@
 //! The per-day counter key, through Redis's key API: read and rewritten in place, so its TTL is
 //! kept and no command is executed on the module's behalf.
 
-use std::ffi::CStr;
 use std::os::raw::c_longlong;
 
 use redis_module::raw;
@@ -9,41 +8,61 @@ use redis_module::raw;
 use crate::ctx::{api, Ctx};
 use crate::error::CommandError;
 
-/// A Redis string the module created, freed on drop.
-pub struct KeyName<'c> {
-    ctx: &'c Ctx,
-    ptr: *mut raw::RedisModuleString,
-}
+/// A reference to a Redis string holding a key name, released on drop.
+pub struct KeyName(*mut raw::RedisModuleString);
 
-impl<'c> KeyName<'c> {
-    /// A Redis string holding `name`.
-    pub fn new(ctx: &'c Ctx, name: &[u8]) -> Result<Self, CommandError> {
-        let ptr =
-            unsafe { api!(RedisModule_CreateString)(ctx.0, name.as_ptr().cast(), name.len()) };
-        Ok(KeyName { ctx, ptr })
+impl Drop for KeyName {
+    fn drop(&mut self) {
+        if let Some(free) = unsafe { raw::RedisModule_FreeString } {
+            unsafe { free(std::ptr::null_mut(), self.0) };
+        }
     }
 }
 
-impl Drop for KeyName<'_> {
-    fn drop(&mut self) {
-        if let Some(free) = unsafe { raw::RedisModule_FreeString } {
-            unsafe { free(self.ctx.0, self.ptr) };
-        }
+/// The counter key name last used, kept between calls: most calls name the same prefix on the
+/// same day, and making a fresh Redis string for each would cost an allocation.
+#[derive(Default)]
+pub struct KeyNameCache {
+    bytes: Vec<u8>,
+    name: Option<KeyName>,
+}
+
+// SAFETY: the Redis string is only touched from Redis's main thread, inside commands.
+unsafe impl Send for KeyNameCache {}
+
+impl KeyNameCache {
+    /// A reference to a Redis string holding `bytes`.
+    pub fn get(&mut self, bytes: &[u8]) -> Result<KeyName, CommandError> {
+        let cached = match &self.name {
+            Some(name) if self.bytes == bytes => name.0,
+            _ => {
+                self.name = None;
+                let create = api!(RedisModule_CreateString);
+                let ptr =
+                    unsafe { create(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len()) };
+                self.bytes.clear();
+                self.bytes.extend_from_slice(bytes);
+                self.name = Some(KeyName(ptr));
+                ptr
+            }
+        };
+        unsafe { api!(RedisModule_RetainString)(std::ptr::null_mut(), cached) };
+        Ok(KeyName(cached))
     }
 }
 
 /// An open key, closed on drop.
 pub struct Counter<'c> {
     ctx: &'c Ctx,
-    name: &'c KeyName<'c>,
+    name: &'c KeyName,
     key: *mut raw::RedisModuleKey,
 }
 
 impl<'c> Counter<'c> {
     /// Opens the counter key, for writing when `write`.
-    pub fn open(ctx: &'c Ctx, name: &'c KeyName<'c>, write: bool) -> Result<Self, CommandError> {
+    pub fn open(ctx: &'c Ctx, name: &'c KeyName, write: bool) -> Result<Self, CommandError> {
         let mode = raw::REDISMODULE_READ | if write { raw::REDISMODULE_WRITE } else { 0 };
-        let key = unsafe { api!(RedisModule_OpenKey)(ctx.0, name.ptr, mode as _) };
+        let key = unsafe { api!(RedisModule_OpenKey)(ctx.0, name.0, mode as _) };
         Ok(Counter { ctx, name, key })
     }
 
@@ -69,23 +88,23 @@ impl<'c> Counter<'c> {
             .ok_or(CommandError::BadCounter)
     }
 
-    /// Creates the key at `value` expiring at `expire_at_ms`, and propagates
-    /// `INCRBY key value` + `PEXPIREAT key expire_at_ms` to replicas and the AOF.
-    pub fn create(&self, value: u64, expire_at_ms: i64) -> Result<(), CommandError> {
-        let number = unsafe { api!(RedisModule_CreateStringFromLongLong)(self.ctx.0, value as _) };
+    /// Creates the key at 1 expiring at `expire_at_ms`, and propagates
+    /// `INCR key` + `PEXPIREAT key expire_at_ms` to replicas and the AOF.
+    pub fn create(&self, expire_at_ms: i64) -> Result<(), CommandError> {
+        let number = unsafe { api!(RedisModule_CreateStringFromLongLong)(self.ctx.0, 1) };
         unsafe {
             api!(RedisModule_StringSet)(self.key, number);
             api!(RedisModule_FreeString)(self.ctx.0, number);
             api!(RedisModule_SetAbsExpire)(self.key, expire_at_ms);
         }
-        self.propagate_incrby(value)?;
+        self.propagate_incr()?;
         let replicate = api!(RedisModule_Replicate);
         unsafe {
             replicate(
                 self.ctx.0,
                 c"PEXPIREAT".as_ptr(),
                 c"sl".as_ptr(),
-                self.name.ptr,
+                self.name.0,
                 expire_at_ms as c_longlong,
             );
         }
@@ -93,7 +112,7 @@ impl<'c> Counter<'c> {
     }
 
     /// Rewrites an existing key's value in place from `old` to `old + 1`, keeping its TTL, and
-    /// propagates `INCRBY key 1`.
+    /// propagates `INCR key`.
     pub fn increment(&self, old: u64) -> Result<(), CommandError> {
         let mut buf = [0u8; 20];
         let text = format_u64(old + 1, &mut buf);
@@ -108,26 +127,18 @@ impl<'c> Counter<'c> {
             return Err(CommandError::BadCounter);
         }
         unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), ptr.cast::<u8>(), len) };
-        self.propagate_incrby(1)
+        self.propagate_incr()
     }
 
-    fn propagate_incrby(&self, by: u64) -> Result<(), CommandError> {
+    /// `INCR key`: the shortest explicit, deterministic form of the write, for replicas and the
+    /// AOF, and the keyspace event INCR itself fires.
+    fn propagate_incr(&self) -> Result<(), CommandError> {
         let replicate = api!(RedisModule_Replicate);
         let notify = api!(RedisModule_NotifyKeyspaceEvent);
+        let string = raw::REDISMODULE_NOTIFY_STRING;
         unsafe {
-            replicate(
-                self.ctx.0,
-                c"INCRBY".as_ptr(),
-                c"sl".as_ptr(),
-                self.name.ptr,
-                by as c_longlong,
-            );
-            notify(
-                self.ctx.0,
-                raw::REDISMODULE_NOTIFY_STRING,
-                INCRBY_EVENT.as_ptr(),
-                self.name.ptr,
-            );
+            replicate(self.ctx.0, c"INCR".as_ptr(), c"s".as_ptr(), self.name.0);
+            notify(self.ctx.0, string, c"incrby".as_ptr(), self.name.0);
         }
         Ok(())
     }
@@ -141,14 +152,14 @@ impl Drop for Counter<'_> {
     }
 }
 
-const INCRBY_EVENT: &CStr = c"incrby";
-
 /// A counter value: decimal digits only, as INCRBY writes them, and not negative.
 fn parse_counter(text: &[u8]) -> Option<u64> {
-    if text.is_empty() || text.len() > 19 || !text.iter().all(u8::is_ascii_digit) {
+    if text.is_empty() || text.len() > 18 {
         return None;
     }
-    std::str::from_utf8(text).ok()?.parse().ok()
+    text.iter().try_fold(0u64, |n, &b| {
+        b.is_ascii_digit().then(|| n * 10 + (b - b'0') as u64)
+    })
 }
 
 fn format_u64(mut value: u64, buf: &mut [u8; 20]) -> &[u8] {

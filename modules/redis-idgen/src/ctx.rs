@@ -24,12 +24,6 @@ pub(crate) use api;
 pub struct Ctx(pub *mut raw::RedisModuleCtx);
 
 impl Ctx {
-    /// Whether this server is a replica right now.
-    pub fn is_replica(&self) -> Result<bool, CommandError> {
-        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.0) } as u32;
-        Ok(flags & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0)
-    }
-
     /// Replies with an integer.
     pub fn reply_i64(&self, value: i64) -> Result<(), CommandError> {
         unsafe { api!(RedisModule_ReplyWithLongLong)(self.0, value) };

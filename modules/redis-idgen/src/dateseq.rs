@@ -2,7 +2,7 @@
 //!
 //! The counter is a plain string key named from the prefix and today's date (see
 //! `idgen_core::dateseq::counter_key`), in the prefix's Cluster slot. It reaches replicas and the
-//! AOF as `INCRBY key 1` (plus `PEXPIREAT` when created), never as `DATESEQ.NEXT`: a replica
+//! AOF as `INCR key` (plus `PEXPIREAT` when created), never as `DATESEQ.NEXT`: a replica
 //! replaying the command would read the date off its own clock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,7 +31,7 @@ pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
 
 fn next_value(ctx: &Ctx, args: Args) -> Result<i64, CommandError> {
     let (prefix, digits) = parse(args)?;
-    let (day, name) = locate(ctx, prefix)?;
+    let (day, name) = locate(prefix)?;
     let counter = Counter::open(ctx, &name, true)?;
     let old = counter.get()?;
     let seq = old.unwrap_or(0) + 1;
@@ -39,7 +39,7 @@ fn next_value(ctx: &Ctx, args: Args) -> Result<i64, CommandError> {
     match old {
         None => {
             let ttl_ms = DATESEQ_TTL.load(Ordering::Relaxed).saturating_mul(1000);
-            counter.create(seq, day.end_ms.saturating_add(ttl_ms))?
+            counter.create(day.end_ms.saturating_add(ttl_ms))?
         }
         Some(old) => counter.increment(old)?,
     }
@@ -49,7 +49,7 @@ fn next_value(ctx: &Ctx, args: Args) -> Result<i64, CommandError> {
 /// `DATESEQ.CURRENT prefix [DIGITS d]`: the last value `DATESEQ.NEXT` gave today, or nil.
 pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let (prefix, digits) = parse(args)?;
-    let (day, name) = locate(ctx, prefix)?;
+    let (day, name) = locate(prefix)?;
     let seq = Counter::open(ctx, &name, false)?.get()?;
     match seq {
         None | Some(0) => ctx.reply_null(),
@@ -58,12 +58,12 @@ pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
 }
 
 /// Today and the name of today's counter key for `prefix`.
-fn locate<'c>(ctx: &'c Ctx, prefix: &[u8]) -> Result<(Day, KeyName<'c>), CommandError> {
+fn locate(prefix: &[u8]) -> Result<(Day, KeyName), CommandError> {
     let now = SystemClock.now_ms();
     state::with(|s| {
         let day = s.days.day_of(now);
         counter_key(prefix, day.date, &mut s.key_buf)?;
-        Ok((day, KeyName::new(ctx, &s.key_buf)?))
+        Ok((day, s.key_names.get(&s.key_buf)?))
     })?
 }
 

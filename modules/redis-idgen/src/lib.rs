@@ -20,6 +20,7 @@ mod ctx;
 mod dateseq;
 mod error;
 mod info;
+mod role;
 mod snowflake;
 mod state;
 
@@ -51,33 +52,22 @@ macro_rules! raw_handler {
     }};
 }
 
-/// The commands: name, handler, flags, first key, last key, key step.
-const COMMANDS: &[(&str, raw::RedisModuleCmdFunc, &str, c_int, c_int, c_int)] = &[
-    ("SNOWFLAKE.NEXT", raw_handler!(snowflake::next), "", 0, 0, 0),
-    (
-        "SNOWFLAKE.DECODE",
-        raw_handler!(snowflake::decode),
-        "fast",
-        0,
-        0,
-        0,
-    ),
-    (
-        "DATESEQ.NEXT",
-        raw_handler!(dateseq::next),
-        "write deny-oom fast",
-        1,
-        1,
-        1,
-    ),
-    (
-        "DATESEQ.CURRENT",
-        raw_handler!(dateseq::current),
-        "readonly fast",
-        1,
-        1,
-        1,
-    ),
+/// A command as Redis registers it.
+struct Command {
+    name: &'static str,
+    handler: raw::RedisModuleCmdFunc,
+    flags: &'static str,
+    /// First key, last key, step between keys (0, 0, 0 for none).
+    keys: (c_int, c_int, c_int),
+}
+
+/// The commands this module adds.
+#[rustfmt::skip]
+const COMMANDS: &[Command] = &[
+    Command { name: "SNOWFLAKE.NEXT", handler: raw_handler!(snowflake::next), flags: "", keys: (0, 0, 0) },
+    Command { name: "SNOWFLAKE.DECODE", handler: raw_handler!(snowflake::decode), flags: "fast", keys: (0, 0, 0) },
+    Command { name: "DATESEQ.NEXT", handler: raw_handler!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1) },
+    Command { name: "DATESEQ.CURRENT", handler: raw_handler!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1) },
 ];
 
 fn dispatch(
@@ -125,27 +115,20 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         ids.settings().worker_id,
         days.calendar().name()
     );
-    let state = state::State {
-        ids,
-        days,
-        key_buf: Vec::new(),
-        id_buf: Vec::new(),
-    };
-    if !state::install(state) {
+    role::follow(ctx.ctx)?;
+    if !state::install(state::State::new(ids, days)) {
         return Err("already initialised in this process".into());
     }
-    for &(name, handler, flags, first, last, step) in COMMANDS {
-        let (name, flags) = (
-            CString::new(name).unwrap_or_default(),
-            CString::new(flags).unwrap_or_default(),
-        );
-        let create =
-            unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
+    let create = unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
+    for command in COMMANDS {
+        let name = CString::new(command.name).unwrap_or_default();
+        let flags = CString::new(command.flags).unwrap_or_default();
+        let (first, last, step) = command.keys;
         let status = unsafe {
             create(
                 ctx.ctx,
                 name.as_ptr(),
-                handler,
+                command.handler,
                 flags.as_ptr(),
                 first,
                 last,
@@ -153,7 +136,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
             )
         };
         if status != raw::REDISMODULE_OK as c_int {
-            return Err(format!("could not register {}", name.to_string_lossy()));
+            return Err(format!("could not register {}", command.name));
         }
     }
     // Replaces the redis-module crate's default handler, which knows nothing of our section.

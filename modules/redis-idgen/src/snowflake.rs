@@ -4,7 +4,7 @@ use jiff::Timestamp;
 
 use crate::ctx::{Args, Ctx};
 use crate::error::CommandError;
-use crate::state;
+use crate::{role, state};
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
@@ -30,7 +30,7 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         count = Some(n as usize);
         Ok(true)
     })?;
-    if ctx.is_replica()? {
+    if role::is_replica() {
         return Err(CommandError::Replica);
     }
     state::with(|s| match count {

@@ -8,6 +8,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use idgen_core::dateseq::DayCache;
 use idgen_core::{Generator, SystemClock};
 
+use crate::counter::KeyNameCache;
+
 use crate::error::CommandError;
 
 /// Everything the commands share.
@@ -18,7 +20,21 @@ pub struct State {
     pub days: DayCache,
     /// Reused buffers, so hot paths do not allocate.
     pub key_buf: Vec<u8>,
+    pub key_names: KeyNameCache,
     pub id_buf: Vec<u64>,
+}
+
+impl State {
+    /// State around a generator and a calendar.
+    pub fn new(ids: Generator<SystemClock>, days: DayCache) -> Self {
+        State {
+            ids,
+            days,
+            key_buf: Vec::new(),
+            key_names: KeyNameCache::default(),
+            id_buf: Vec::new(),
+        }
+    }
 }
 
 static STATE: OnceLock<Mutex<State>> = OnceLock::new();

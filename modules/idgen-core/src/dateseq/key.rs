@@ -47,7 +47,18 @@ pub fn counter_key(prefix: &[u8], date: u32, out: &mut Vec<u8>) -> Result<(), Ke
         out.push(b'}');
     }
     out.push(b':');
-    out.extend_from_slice(date.to_string().as_bytes());
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = date;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
     Ok(())
 }
 

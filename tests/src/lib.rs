@@ -1,0 +1,271 @@
+//! The harness for integration tests: real `redis-server` processes with the module loaded, on
+//! free loopback ports, stopped when their guard drops.
+//!
+//! The module is `target/release/libredis_idgen.so` (override with `IDGEN_MODULE`); `make test`
+//! builds it first. A missing module or redis-server fails the test with a message saying so.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub use redis;
+
+/// Path of the module to load.
+pub fn module_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("IDGEN_MODULE") {
+        return PathBuf::from(path);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let path = root.join("target/release/libredis_idgen.so");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build --release -p redis-idgen` (make test does)",
+        path.display()
+    );
+    path
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on right now.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// A fresh, empty directory under the system temp dir, removed by [`Server`]'s drop.
+fn scratch_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("idgen-test-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// How to start a server.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Load arguments of the module, e.g. `["worker-id", "3"]`.
+    pub module_args: Vec<String>,
+    /// Extra redis-server arguments, e.g. `["--appendonly", "yes"]`.
+    pub server_args: Vec<String>,
+    /// Lines of a redis.conf to start from (loadmodule is added by the harness when non-empty).
+    pub config_lines: Vec<String>,
+    /// Reuse this directory (data survives restarts) instead of a fresh one.
+    pub dir: Option<PathBuf>,
+}
+
+impl Options {
+    /// Options with these module load arguments.
+    pub fn module(args: &[&str]) -> Self {
+        Options {
+            module_args: args.iter().map(|s| s.to_string()).collect(),
+            ..Options::default()
+        }
+    }
+
+    /// Adds redis-server arguments.
+    pub fn server(mut self, args: &[&str]) -> Self {
+        self.server_args.extend(args.iter().map(|s| s.to_string()));
+        self
+    }
+}
+
+/// A running redis-server with the module; killed, and its directory removed, on drop.
+pub struct Server {
+    child: Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Its working directory (AOF, RDB, log).
+    pub dir: PathBuf,
+    keep_dir: bool,
+}
+
+impl Server {
+    /// Starts a server with `module_args` and waits until it answers PING.
+    pub fn start(module_args: &[&str]) -> Server {
+        Server::start_with(Options::module(module_args))
+    }
+
+    /// Starts a server as `options` say; panics with its log if it does not come up.
+    pub fn start_with(options: Options) -> Server {
+        match Server::try_start(options) {
+            Ok(server) => server,
+            Err(log) => panic!("redis-server did not start:\n{log}"),
+        }
+    }
+
+    /// Starts a server; on failure returns its log (e.g. why the module refused to load).
+    pub fn try_start(options: Options) -> Result<Server, String> {
+        let module = module_path();
+        let keep_dir = options.dir.is_some();
+        let dir = options.dir.clone().unwrap_or_else(scratch_dir);
+        std::fs::create_dir_all(&dir).expect("create server dir");
+        let port = free_port();
+        let log = dir.join("redis.log");
+        let mut command = Command::new("redis-server");
+        if !options.config_lines.is_empty() {
+            let mut conf = format!(
+                "loadmodule {} {}\n",
+                module.display(),
+                options.module_args.join(" ")
+            );
+            for line in &options.config_lines {
+                conf.push_str(line);
+                conf.push('\n');
+            }
+            let path = dir.join("redis.conf");
+            std::fs::write(&path, conf).expect("write redis.conf");
+            command.arg(&path);
+        }
+        command
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--logfile")
+            .arg(&log);
+        if options.config_lines.is_empty() {
+            command
+                .arg("--loadmodule")
+                .arg(&module)
+                .args(&options.module_args);
+        }
+        command.args(&options.server_args);
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot run redis-server (apt-get install redis-server): {e}")
+            });
+        let mut server = Server {
+            child,
+            port,
+            dir,
+            keep_dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = server.child.try_wait() {
+                return Err(server.log());
+            }
+            if let Ok(mut con) = server.try_connection() {
+                if redis::cmd("PING").query::<String>(&mut con).is_ok() {
+                    return Ok(server);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(format!("no PONG within 20 s\n{}", server.log()))
+    }
+
+    fn try_connection(&self) -> redis::RedisResult<redis::Connection> {
+        redis::Client::open(self.url())?.get_connection_with_timeout(Duration::from_secs(5))
+    }
+
+    /// `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A new RESP2 connection.
+    pub fn connection(&self) -> redis::Connection {
+        self.try_connection().expect("connect")
+    }
+
+    /// A new RESP3 connection.
+    pub fn connection_resp3(&self) -> redis::Connection {
+        let url = format!("{}?protocol=resp3", self.url());
+        redis::Client::open(url)
+            .and_then(|c| c.get_connection())
+            .expect("connect RESP3")
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    /// Whether the process is still running.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the process with SIGKILL, as a crash would, and waits for it.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// `INFO idgen` field `name` (without the `idgen_` prefix).
+    pub fn info_field(&self, name: &str) -> String {
+        let info: String = redis::cmd("INFO")
+            .arg("idgen")
+            .query(&mut self.connection())
+            .expect("INFO");
+        let key = format!("idgen_{name}:");
+        info.lines()
+            .find_map(|line| line.strip_prefix(&key))
+            .unwrap_or_else(|| panic!("no {key} in INFO idgen:\n{info}"))
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill9();
+        if !self.keep_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Runs `cmd` and returns its error text; panics if it succeeded.
+pub fn error_of(con: &mut redis::Connection, cmd: &redis::Cmd) -> String {
+    match cmd.query::<redis::Value>(con) {
+        Err(e) => error_text(&e),
+        Ok(v) => panic!("expected an error, got {v:?}"),
+    }
+}
+
+/// An error as Redis sent it: code, then message.
+pub fn error_text(e: &redis::RedisError) -> String {
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (Some(code), None) => code.to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Builds a command from words.
+pub fn cmd(words: &[&str]) -> redis::Cmd {
+    let mut c = redis::cmd(words[0]);
+    for w in &words[1..] {
+        c.arg(*w);
+    }
+    c
+}
+
+/// Waits until `check` holds, up to `timeout`.
+pub fn wait_for(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}

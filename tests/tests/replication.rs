@@ -1,0 +1,71 @@
+//! A replica of a primary with the module: DATESEQ keys arrive as explicit writes, and
+//! SNOWFLAKE.NEXT is refused while the server is a replica.
+
+use std::time::Duration;
+
+use idgen_tests::{cmd, error_of, wait_for, Server};
+
+#[test]
+fn replica_holds_the_primarys_dateseq_keys_and_refuses_snowflake() {
+    let primary = Server::start(&["worker-id", "1"]);
+    let replica = Server::start(&["worker-id", "2"]);
+    let mut p = primary.connection();
+    let mut r = replica.connection();
+    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
+        .query(&mut r)
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || {
+        let info: String = cmd(&["INFO", "replication"])
+            .query(&mut replica.connection())
+            .unwrap();
+        info.contains("master_link_status:up")
+    }));
+
+    let mut last = std::collections::HashMap::new();
+    for i in 0..300 {
+        let prefix = ["order", "invoice", "{tenant7}:ticket"][i % 3];
+        let v: i64 = cmd(&["DATESEQ.NEXT", prefix]).query(&mut p).unwrap();
+        last.insert(prefix, v);
+    }
+    let acked: i64 = cmd(&["WAIT", "1", "5000"]).query(&mut p).unwrap();
+    assert_eq!(acked, 1);
+
+    let keys: Vec<String> = cmd(&["KEYS", "*"]).query(&mut p).unwrap();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    for key in &keys {
+        let on_primary: (String, i64) = (
+            cmd(&["GET", key]).query(&mut p).unwrap(),
+            cmd(&["PEXPIRETIME", key]).query(&mut p).unwrap(),
+        );
+        let on_replica: (String, i64) = (
+            cmd(&["GET", key]).query(&mut r).unwrap(),
+            cmd(&["PEXPIRETIME", key]).query(&mut r).unwrap(),
+        );
+        assert_eq!(on_primary, on_replica, "{key}");
+        assert_eq!(on_primary.0, "100");
+        assert!(on_primary.1 > 0, "{key} has no expiry");
+    }
+    for (prefix, value) in &last {
+        let current: i64 = cmd(&["DATESEQ.CURRENT", prefix]).query(&mut r).unwrap();
+        assert_eq!(
+            current, *value,
+            "DATESEQ.CURRENT reads the replicated counter"
+        );
+    }
+
+    let err = error_of(&mut r, &cmd(&["SNOWFLAKE.NEXT"]));
+    assert!(err.starts_with("ERR") && err.contains("replica"), "{err}");
+    let err = error_of(&mut r, &cmd(&["DATESEQ.NEXT", "order"]));
+    assert!(err.starts_with("READONLY"), "{err}");
+
+    // Promoted, it issues IDs under its own worker-id.
+    let _: () = cmd(&["REPLICAOF", "NO", "ONE"]).query(&mut r).unwrap();
+    let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut r).unwrap();
+    assert_eq!((id >> 12) & 31, 2);
+    let next: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut r).unwrap();
+    assert_eq!(
+        next,
+        last["order"] + 1,
+        "the promoted replica carries on the counter"
+    );
+}

@@ -6,7 +6,11 @@ MODULE=${IDGEN_MODULE:-$ROOT/target/release/libredis_idgen.so}
 
 # A TCP port on 127.0.0.1 that nothing listens on right now.
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+  done
 }
 
 # start_redis DIR PORT [redis-server args...]: starts redis-server with the module, waits for PING.

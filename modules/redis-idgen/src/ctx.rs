@@ -123,7 +123,7 @@ impl<'a> Args<'a> {
 
     /// The next argument's bytes.
     pub fn next_bytes(&mut self) -> Option<&'a [u8]> {
-        self.next_raw().map(|s| bytes(s))
+        self.next_raw().map(bytes)
     }
 
     /// The next argument as an integer, or the standard Redis error.

@@ -150,7 +150,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
 /// Load arguments come in `name value` pairs with names from [`config::NAMES`]; a typo must not
 /// silently leave a default (a wrong worker-id repeats another node's IDs).
 fn check_load_args(args: &[RedisString]) -> Result<(), String> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err("load arguments must be 'name value' pairs".into());
     }
     for name in args.iter().step_by(2) {

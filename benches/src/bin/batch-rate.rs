@@ -56,7 +56,8 @@ fn main() {
     }
     let elapsed = started.elapsed().as_secs_f64();
     println!(
-        "ids={ids} seconds={elapsed:.3} ids_per_s={:.0} refused={refused} slowest_call_ms={:.3}",
+        "ids={ids} calls={} seconds={elapsed:.3} ids_per_s={:.0} refused={refused} slowest_call_ms={:.3}",
+        ids / count + refused,
         ids as f64 / elapsed,
         slowest.as_secs_f64() * 1000.0
     );

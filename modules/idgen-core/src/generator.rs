@@ -7,6 +7,12 @@
 //! spends a tick's sequence, makes the generator run ahead of the clock instead of repeating an
 //! ID or spinning. How far ahead it may run is bounded by [`Settings::max_drift_ms`]; past that
 //! it refuses with [`GenerateError::DriftExceeded`] until the clock catches up.
+//!
+//! Across restarts the high-water mark is lost with the process. A caller that persists a
+//! reservation (a time below which IDs may be issued, written durably before any ID reaches
+//! it) restores safety with [`Generator::resume_after`] at start and [`Generator::set_ceiling`]
+//! as the reservation moves on: IDs never reach the ceiling, so after a crash every ID issued
+//! lies below the reservation on disk, and the restarted generator starts above it.
 
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -23,6 +29,8 @@ pub enum GenerateError {
     DriftExceeded { ahead_ms: u64, max_ms: u64 },
     /// The layout's time field is used up.
     TimeExhausted,
+    /// The ID would reach the durable reservation, which has not moved on in time.
+    NotReserved { reserved_until_ms: i64 },
 }
 
 impl fmt::Display for GenerateError {
@@ -34,6 +42,12 @@ impl fmt::Display for GenerateError {
                  the clock stepped back or the sequence is spent; retry later"
             ),
             GenerateError::TimeExhausted => write!(f, "the layout's time field is used up"),
+            GenerateError::NotReserved { reserved_until_ms } => write!(
+                f,
+                "IDs are durably reserved only below {reserved_until_ms} ms since 1970 and the \
+                 reservation is not being extended (see the server log); refusing rather than \
+                 risk repeating IDs after a restart"
+            ),
         }
     }
 }
@@ -80,6 +94,8 @@ pub struct Generator<C> {
     max_sequence: u64,
     random_span: u64,
     max_drift_ticks: u64,
+    /// IDs are only issued in ticks below this one.
+    ceiling_tick: u64,
     /// Tick and sequence of the last ID issued: the high-water mark.
     last_tick: u64,
     sequence: u64,
@@ -105,6 +121,7 @@ impl<C: Clock> Generator<C> {
             max_sequence,
             random_span: ((max_sequence + 1) / 16).max(1),
             max_drift_ticks: 0,
+            ceiling_tick: u64::MAX,
             last_tick: 0,
             // As if tick 0 were spent, so the first ID takes a fresh tick.
             sequence: max_sequence,
@@ -132,6 +149,23 @@ impl<C: Clock> Generator<C> {
     /// Turns the random start of each tick's sequence on or off. Safe at any time.
     pub fn set_random_start(&mut self, on: bool) {
         self.settings.random_start = on;
+    }
+
+    /// Continues above every ID that may have been issued before `unix_ms`, e.g. by an earlier
+    /// run of this node, as if the generator had issued up to then. IDs come from later ticks
+    /// only; if that is further ahead of the clock than the drift limit allows, they are
+    /// refused until the clock catches up.
+    pub fn resume_after(&mut self, unix_ms: i64) {
+        let tick = self.ticks_since_epoch(unix_ms);
+        if tick >= self.last_tick {
+            self.last_tick = tick;
+            self.sequence = self.max_sequence;
+        }
+    }
+
+    /// Issues IDs only in ticks that start before `unix_ms` (the durable reservation).
+    pub fn set_ceiling(&mut self, unix_ms: i64) {
+        self.ceiling_tick = self.ticks_since_epoch(unix_ms);
     }
 
     /// Monitoring counters.
@@ -207,14 +241,14 @@ impl<C: Clock> Generator<C> {
             .saturating_add((tick * self.layout().tick_ms()) as i64)
     }
 
-    /// Reads the clock in ticks since the epoch (0 before it), noting steps back.
+    /// Whole ticks from the epoch to `unix_ms` (0 before the epoch).
+    fn ticks_since_epoch(&self, unix_ms: i64) -> u64 {
+        unix_ms.saturating_sub(self.settings.epoch_ms).max(0) as u64 / self.layout().tick_ms()
+    }
+
+    /// Reads the clock in ticks since the epoch, noting steps back.
     fn read_clock(&mut self) -> u64 {
-        let since_epoch = self
-            .clock
-            .now_ms()
-            .saturating_sub(self.settings.epoch_ms)
-            .max(0);
-        let now = since_epoch as u64 / self.layout().tick_ms();
+        let now = self.ticks_since_epoch(self.clock.now_ms());
         if now < self.last_now {
             self.stats.clock_backwards += 1;
         }
@@ -236,6 +270,10 @@ impl<C: Clock> Generator<C> {
     fn check(&self, tick: u64, now: u64) -> Result<(), GenerateError> {
         if tick > self.layout().max_ticks() {
             return Err(GenerateError::TimeExhausted);
+        }
+        if tick >= self.ceiling_tick {
+            let reserved_until_ms = self.tick_to_unix_ms(self.ceiling_tick);
+            return Err(GenerateError::NotReserved { reserved_until_ms });
         }
         let ahead = tick.saturating_sub(now);
         if ahead > self.max_drift_ticks {

@@ -252,3 +252,72 @@ fn threads_sharing_one_generator_get_unique_ids() {
     }
     assert_eq!(all.len(), 200_000);
 }
+
+#[test]
+fn resuming_after_a_reservation_starts_above_it() {
+    let (mut g, _) = generator(Settings {
+        max_drift_ms: 50,
+        ..twitter()
+    });
+    let mut before = Vec::new();
+    g.next_ids(40 * 4096, &mut before).unwrap(); // borrows 39 ms ahead of the clock
+    let reserved = NOW + 45;
+    // A restart a moment later, the clock where it was: a naive generator repeats IDs.
+    let (mut naive, _) = generator(Settings {
+        max_drift_ms: 50,
+        ..twitter()
+    });
+    assert!(
+        before.contains(&naive.next_id().unwrap()),
+        "the hazard this guards against"
+    );
+    let (mut restarted, _) = generator(Settings {
+        max_drift_ms: 50,
+        ..twitter()
+    });
+    restarted.resume_after(reserved);
+    let first = restarted.next_id().unwrap();
+    assert!(first > *before.last().unwrap());
+    assert_eq!(restarted.decode(first).unix_ms, reserved + 1);
+}
+
+#[test]
+fn resuming_too_far_ahead_refuses_until_the_clock_arrives() {
+    let (mut g, clock) = generator(Settings {
+        max_drift_ms: 10,
+        ..twitter()
+    });
+    g.resume_after(NOW + 60_000);
+    assert!(matches!(
+        g.next_id(),
+        Err(GenerateError::DriftExceeded { .. })
+    ));
+    clock.advance(60_000);
+    let id = g.next_id().unwrap();
+    assert_eq!(g.decode(id).unix_ms, NOW + 60_001);
+}
+
+#[test]
+fn ids_never_reach_the_ceiling() {
+    let (mut g, clock) = generator(Settings {
+        max_drift_ms: 1000,
+        ..twitter()
+    });
+    g.set_ceiling(NOW + 2);
+    let mut ids = Vec::new();
+    g.next_ids(2 * 4096, &mut ids).unwrap();
+    let err = g.next_id().unwrap_err();
+    assert_eq!(
+        err,
+        GenerateError::NotReserved {
+            reserved_until_ms: NOW + 2
+        }
+    );
+    clock.advance(5);
+    assert!(
+        g.next_id().is_err(),
+        "the clock alone does not lift the ceiling"
+    );
+    g.set_ceiling(NOW + 10);
+    assert!(g.next_id().is_ok());
+}

@@ -22,6 +22,11 @@ pub static DATACENTER_ID: AtomicI64 = AtomicI64::new(0);
 pub static EPOCH: AtomicI64 = AtomicI64::new(TWITTER_EPOCH_MS);
 /// `idgen.layout`: twitter, instagram, sonyflake, or a spec. Immutable. Default twitter.
 pub static LAYOUT: Mutex<String> = Mutex::new(String::new());
+/// `idgen.state-file`: where the restart-safety reservation lives, relative to Redis's `dir`;
+/// empty turns it off. Immutable. Default [`DEFAULT_STATE_FILE`].
+pub static STATE_FILE: Mutex<String> = Mutex::new(String::new());
+/// Default of `idgen.state-file`.
+pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
 /// `idgen.sequence-random-start`: start each tick's sequence at random. Default no.
 pub static RANDOM_START: AtomicBool = AtomicBool::new(false);
 /// `idgen.max-drift-ms`: how far IDs may run ahead of the clock before refusing. Default 1000.
@@ -48,6 +53,7 @@ pub const NAMES: &[&str] = &[
     "datacenter-id",
     "epoch",
     "layout",
+    "state-file",
     "sequence-random-start",
     "max-drift-ms",
     "dateseq-timezone",
@@ -70,6 +76,12 @@ pub fn settings() -> Result<Settings, String> {
         random_start: RANDOM_START.load(Ordering::Relaxed),
         max_drift_ms: MAX_DRIFT_MS.load(Ordering::Relaxed) as u64,
     })
+}
+
+/// The reservation file, unless switched off.
+pub fn state_file() -> Option<std::path::PathBuf> {
+    let path = STATE_FILE.lock().map(|s| s.clone()).unwrap_or_default();
+    (!path.is_empty()).then(|| path.into())
 }
 
 /// The DATESEQ calendar the configuration describes.

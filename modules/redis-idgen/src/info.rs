@@ -47,6 +47,7 @@ pub extern "C" fn add_info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report:
         add_int("drift_borrowed_ms", s.ids.drift_ms() as i64);
         add_int("drift_borrowed_max_ms", stats.max_drift_ms as i64);
         add_int("last_tick_ms", s.ids.last_tick_unix_ms());
+        add_int("reserved_until_ms", crate::reservation::durable_until());
         add_text("dateseq_timezone", s.days.calendar().name());
     }
     add_int(

@@ -20,6 +20,7 @@ mod ctx;
 mod dateseq;
 mod error;
 mod info;
+mod reservation;
 mod role;
 mod snowflake;
 mod state;
@@ -105,7 +106,16 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     }));
     check_load_args(args)?;
     let settings = config::settings()?;
-    let ids = Generator::new(settings, SystemClock).map_err(|e| e.to_string())?;
+    let mut ids = Generator::new(settings, SystemClock).map_err(|e| e.to_string())?;
+    if let Some(path) = config::state_file() {
+        let floor = reservation::read(&path)?;
+        if let Some(floor) = floor {
+            ids.resume_after(floor);
+        }
+        reservation::start(path, floor.unwrap_or(0))?;
+    } else {
+        ctx.log_warning("idgen: idgen.state-file is empty: IDs may repeat after a restart");
+    }
     let days = DayCache::new(config::calendar()?);
     let summary = format!(
         "idgen: layout {} epoch {} datacenter-id {} worker-id {}, dateseq zone {}",
@@ -165,12 +175,18 @@ fn check_load_args(args: &[RedisString]) -> Result<(), String> {
     Ok(())
 }
 
+fn deinit(_: &Context) -> Status {
+    reservation::stop();
+    Status::Ok
+}
+
 redis_module! {
     name: "idgen",
     version: 1,
     allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
     data_types: [],
     init: init,
+    deinit: deinit,
     commands: [],
     configurations: [
         i64: [
@@ -183,6 +199,7 @@ redis_module! {
         ],
         string: [
             ["layout", &config::LAYOUT, "twitter", ConfigurationFlags::IMMUTABLE, None],
+            ["state-file", &config::STATE_FILE, config::DEFAULT_STATE_FILE, ConfigurationFlags::IMMUTABLE, None],
             ["dateseq-timezone", &config::DATESEQ_TIMEZONE, "UTC", ConfigurationFlags::DEFAULT, None],
         ],
         bool: [

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 
 use crate::ctx::{Args, Ctx};
 use crate::error::CommandError;
-use crate::{role, state};
+use crate::{reservation, role, state};
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
@@ -33,7 +33,16 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     if role::is_replica() {
         return Err(CommandError::Replica);
     }
-    state::with(|s| match count {
+    state::with(|s| {
+        s.ids.set_ceiling(reservation::durable_until());
+        let result = issue(ctx, s, count);
+        reservation::note_issued(s.ids.last_tick_unix_ms());
+        result
+    })?
+}
+
+fn issue(ctx: &Ctx, s: &mut state::State, count: Option<usize>) -> Result<(), CommandError> {
+    match count {
         None => ctx.reply_i64(s.ids.next_id()? as i64),
         Some(n) => {
             let mut ids = std::mem::take(&mut s.id_buf);
@@ -43,7 +52,7 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
             s.id_buf = ids;
             result
         }
-    })?
+    }
 }
 
 /// `SNOWFLAKE.DECODE id`: the ID's time (ms and ISO-8601), datacenter, worker and sequence,

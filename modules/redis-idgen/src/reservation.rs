@@ -1,0 +1,146 @@
+//! The durable reservation that keeps Snowflake IDs unique across restarts and crashes.
+//!
+//! A background thread keeps a small file (`idgen.state-file`, in Redis's working directory)
+//! holding a time [`MARGIN_MS`] ahead of the last issued ID (or of the clock), written
+//! atomically and fsynced *before* the generator may issue IDs up to it. On load the module resumes above the time in the file. So
+//! however the process ends (kill -9, power loss), every ID it issued lies below the time on
+//! disk and the next run starts above it, even if the generator had borrowed ahead of the
+//! clock. If the file cannot be written the reservation runs out and SNOWFLAKE.NEXT refuses
+//! with an error instead of risking repeats. Redis's own thread never waits for the disk here,
+//! except once at load time. The margin is smaller than the default drift limit, so a node
+//! restarted at once resumes by borrowing a few hundred ms ahead of the clock, not by refusing.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use idgen_core::{Clock, SystemClock};
+
+use crate::ctx;
+
+/// How far the reservation reaches beyond the last issued ID or the clock, whichever is later.
+pub const MARGIN_MS: i64 = 500;
+/// How often the thread looks at the reservation.
+const TICK: Duration = Duration::from_millis(25);
+
+/// IDs may be issued in ticks before this time (ms since 1970); `i64::MAX` when disabled.
+static DURABLE_UNTIL: AtomicI64 = AtomicI64::new(i64::MAX);
+/// The tick of the last ID issued, ms since 1970.
+static LAST_ISSUED: AtomicI64 = AtomicI64::new(0);
+static STOP: AtomicBool = AtomicBool::new(false);
+static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+
+/// The time below which IDs are durably reserved.
+pub fn durable_until() -> i64 {
+    DURABLE_UNTIL.load(Ordering::Acquire)
+}
+
+/// Tells the thread how far IDs have gone, so the reservation keeps ahead of them.
+pub fn note_issued(tick_ms: i64) {
+    LAST_ISSUED.store(tick_ms, Ordering::Relaxed);
+}
+
+/// The later of the clock and the last issued ID.
+fn high_water() -> i64 {
+    SystemClock
+        .now_ms()
+        .max(LAST_ISSUED.load(Ordering::Relaxed))
+}
+
+/// Reads the reservation left by an earlier run, if any.
+///
+/// # Errors
+/// When the file exists but cannot be read or holds something else than a number.
+pub fn read(path: &Path) -> Result<Option<i64>, String> {
+    match fs::read_to_string(path) {
+        Ok(text) => text.trim().parse().map(Some).map_err(|_| {
+            format!(
+                "{} holds '{}', not a time in ms",
+                path.display(),
+                text.trim()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Writes `until_ms` to `path` so that a crash at any point leaves the old or the new value:
+/// a temporary file, fsync, rename over the old one, fsync of the directory.
+fn write(path: &Path, until_ms: i64) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file = File::create(&tmp)?;
+    writeln!(file, "{until_ms}")?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+/// Makes the first reservation, above `floor` (the earlier run's), then keeps extending it
+/// from a background thread.
+///
+/// # Errors
+/// When the first reservation cannot be written: the module must not load then.
+pub fn start(path: PathBuf, floor: i64) -> Result<(), String> {
+    let first = high_water().max(floor) + MARGIN_MS;
+    write(&path, first).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    DURABLE_UNTIL.store(first, Ordering::Release);
+    STOP.store(false, Ordering::Relaxed);
+    let handle = std::thread::Builder::new()
+        .name("idgen-reserve".into())
+        .spawn(move || keep_extending(&path))
+        .map_err(|e| format!("cannot start the reservation thread: {e}"))?;
+    *THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    Ok(())
+}
+
+fn keep_extending(path: &Path) {
+    let mut failing = false;
+    while !STOP.load(Ordering::Relaxed) {
+        std::thread::sleep(TICK);
+        let durable = durable_until();
+        let high = high_water();
+        if durable - high > MARGIN_MS / 2 {
+            continue;
+        }
+        let next = (high + MARGIN_MS).max(durable);
+        match write(path, next) {
+            Ok(()) => {
+                DURABLE_UNTIL.store(next, Ordering::Release);
+                if failing {
+                    ctx::log(
+                        std::ptr::null_mut(),
+                        "warning",
+                        "idgen: state file writable again",
+                    );
+                    failing = false;
+                }
+            }
+            Err(e) if !failing => {
+                failing = true;
+                let text = format!(
+                    "idgen: cannot extend the reservation in {}: {e}; SNOWFLAKE.NEXT will refuse once it runs out",
+                    path.display()
+                );
+                ctx::log(std::ptr::null_mut(), "warning", &text);
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Stops the thread (module unload).
+pub fn stop() {
+    STOP.store(true, Ordering::Relaxed);
+    if let Some(handle) = THREAD.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let _ = handle.join();
+    }
+}

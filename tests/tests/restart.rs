@@ -1,0 +1,166 @@
+//! Snowflake IDs across restarts: the durable reservation makes a node that crashed while
+//! running ahead of its clock come back above every ID it issued.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use std::io::Write;
+use std::net::TcpStream;
+
+use idgen_tests::redis::Value;
+use idgen_tests::{cmd, error_of, wait_for, Options, Server};
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("idgen-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Issues 3,000,000 IDs as fast as the server can, so the generator runs ahead of the clock,
+/// without reading the replies (a client parsing them would give the clock time to catch up).
+/// Returns the stream (keep it open) and the tick of the last ID issued, in ms since 1970.
+fn burst(server: &Server) -> (TcpStream, i64) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let command = b"*3\r\n$14\r\nSNOWFLAKE.NEXT\r\n$5\r\nCOUNT\r\n$6\r\n100000\r\n";
+    for _ in 0..30 {
+        stream.write_all(command).unwrap();
+    }
+    let done = wait_for(Duration::from_secs(20), || {
+        let issued: u64 = server.info_field("ids_issued").parse().unwrap();
+        let refused: u64 = server.info_field("ids_refused").parse().unwrap();
+        issued / 100_000 + refused >= 30
+    });
+    assert!(done, "the burst did not finish");
+    (stream, server.info_field("last_tick_ms").parse().unwrap())
+}
+
+/// The time of the first ID a restarted server hands out (retrying while it refuses).
+fn first_time_after_restart(server: &Server) -> i64 {
+    let mut con = server.connection();
+    let mut id = None;
+    assert!(wait_for(Duration::from_secs(5), || {
+        id = cmd(&["SNOWFLAKE.NEXT"]).query::<i64>(&mut con).ok();
+        id.is_some()
+    }));
+    let fields: Vec<Value> = cmd(&["SNOWFLAKE.DECODE", &id.unwrap().to_string()])
+        .query(&mut con)
+        .unwrap();
+    match fields[1] {
+        Value::Int(ms) => ms,
+        ref other => panic!("time_ms is {other:?}"),
+    }
+}
+
+#[test]
+fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
+    let dir = scratch("restart");
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::module(&["worker-id", "3"])
+    };
+    let mut furthest = 0;
+    for round in 0..4 {
+        // Let the clock pass the last run's reservation, so that this round's burst issues IDs.
+        if let Ok(text) = std::fs::read_to_string(dir.join("idgen-snowflake.state")) {
+            let wait = text.trim().parse::<i64>().unwrap() - now_ms();
+            std::thread::sleep(Duration::from_millis(wait.max(0) as u64));
+        }
+        let mut server = Server::start_with(options.clone());
+        let (_stream, last_tick) = burst(&server);
+        let ahead = last_tick - now_ms();
+        furthest = furthest.max(ahead);
+        eprintln!("round {round}: {ahead} ms ahead at the crash");
+        server.kill9();
+        // Back at once, before the clock catches up with the IDs issued before the crash. The
+        // restarted node may refuse for a moment (if it would run too far ahead), never repeat.
+        let server = Server::start_with(options.clone());
+        let first = first_time_after_restart(&server);
+        assert!(first > last_tick, "round {round}: restarted at {first} ms, IDs were issued up to {last_tick} ms ({ahead} ms ahead)");
+    }
+    assert!(
+        furthest > 100,
+        "the bursts never ran ahead of the clock: the hazard was not set up"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_hazard_is_real_without_the_state_file() {
+    // The same crash with the reservation switched off repeats the clock's range: this is what
+    // the state file prevents (and why an empty idgen.state-file is logged as a warning).
+    let dir = scratch("nostate");
+    let options = Options {
+        dir: Some(dir.clone()),
+        config_lines: vec!["idgen.state-file \"\"".into()],
+        ..Options::default()
+    };
+    let mut server = Server::start_with(options.clone());
+    assert!(server.log().contains("IDs may repeat after a restart"));
+    let (_stream, last_tick) = burst(&server);
+    let ahead = last_tick - now_ms();
+    server.kill9();
+    let server = Server::start_with(options);
+    let first = first_time_after_restart(&server);
+    assert!(
+        ahead > 100,
+        "the burst ran only {ahead} ms ahead: the hazard was not set up"
+    );
+    assert!(
+        first <= last_tick,
+        "ran {ahead} ms ahead, yet restarted at {first} > {last_tick}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
+    let dir = scratch("behind");
+    std::fs::write(
+        dir.join("idgen-snowflake.state"),
+        format!("{}\n", now_ms() + 60_000),
+    )
+    .unwrap();
+    let server = Server::start_with(Options {
+        dir: Some(dir.clone()),
+        ..Options::default()
+    });
+    let err = error_of(&mut server.connection(), &cmd(&["SNOWFLAKE.NEXT"]));
+    assert!(
+        err.starts_with("ERR clock is") && err.contains("behind the last issued ID"),
+        "{err}"
+    );
+    let reserved: i64 = server.info_field("reserved_until_ms").parse().unwrap();
+    assert!(
+        reserved >= now_ms() + 59_000,
+        "the reservation on disk is never lowered"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unusable_state_file_stops_the_module_from_loading() {
+    let dir = scratch("badstate");
+    std::fs::write(dir.join("idgen-snowflake.state"), "yesterday\n").unwrap();
+    let log = Server::try_start(Options {
+        dir: Some(dir.clone()),
+        ..Options::default()
+    })
+    .err()
+    .unwrap();
+    assert!(log.contains("not a time in ms"), "{log}");
+    let log = Server::try_start(Options::module(&["state-file", "/proc/no/such/dir/state"]))
+        .err()
+        .unwrap();
+    assert!(
+        log.contains("cannot write /proc/no/such/dir/state"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -159,8 +159,25 @@ fn an_unusable_state_file_stops_the_module_from_loading() {
         .err()
         .unwrap();
     assert!(
-        log.contains("cannot write /proc/no/such/dir/state"),
+        log.contains("cannot create /proc/no/such/dir/state.lock"),
         "{log}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_second_server_on_the_same_configuration_refuses_to_load() {
+    let dir = scratch("twice");
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::module(&["worker-id", "9"])
+    };
+    let first = Server::start_with(options.clone());
+    let log = Server::try_start(options.clone())
+        .err()
+        .expect("the second server loaded");
+    assert!(log.contains("locked by another running server"), "{log}");
+    drop(first);
+    Server::start_with(options); // the lock goes with the process
     let _ = std::fs::remove_dir_all(&dir);
 }

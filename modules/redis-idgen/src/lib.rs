@@ -105,30 +105,39 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         );
     }));
     check_load_args(args)?;
-    let settings = config::settings()?;
-    let mut ids = Generator::new(settings, SystemClock).map_err(|e| e.to_string())?;
-    if let Some(path) = config::state_file() {
-        let floor = reservation::read(&path)?;
-        if let Some(floor) = floor {
+    let mut ids = Generator::new(config::settings()?, SystemClock).map_err(|e| e.to_string())?;
+    let days = DayCache::new(config::calendar()?);
+    role::follow(ctx.ctx)?;
+    match config::state_file() {
+        Some(path) => {
+            let floor = reservation::start(path)?;
             ids.resume_after(floor);
         }
-        reservation::start(path, floor.unwrap_or(0))?;
-    } else {
-        ctx.log_warning("idgen: idgen.state-file is empty: IDs may repeat after a restart");
+        None => ctx.log_warning("idgen: idgen.state-file is empty: IDs may repeat after a restart"),
     }
-    let days = DayCache::new(config::calendar()?);
     let summary = format!(
-        "idgen: layout {} epoch {} datacenter-id {} worker-id {}, dateseq zone {}",
+        "idgen: layout {} epoch {} datacenter-id {} worker-id {}, dateseq zone {}, IDs reserved below {}",
         ids.settings().layout,
         ids.settings().epoch_ms,
         ids.settings().datacenter_id,
         ids.settings().worker_id,
-        days.calendar().name()
+        days.calendar().name(),
+        reservation::durable_until(),
     );
-    role::follow(ctx.ctx)?;
-    if !state::install(state::State::new(ids, days)) {
-        return Err("already initialised in this process".into());
+    let registered = state::install(state::State::new(ids, days))
+        .then_some(())
+        .ok_or_else(|| "already initialised in this process".to_string())
+        .and_then(|()| register_commands(ctx));
+    if let Err(e) = registered {
+        // The module is about to be unloaded: its thread must not outlive its code.
+        reservation::stop();
+        return Err(e);
     }
+    ctx.log_notice(&summary);
+    Ok(())
+}
+
+fn register_commands(ctx: &Context) -> Result<(), String> {
     let create = unsafe { raw::RedisModule_CreateCommand }.ok_or("no RedisModule_CreateCommand")?;
     for command in COMMANDS {
         let name = CString::new(command.name).unwrap_or_default();
@@ -153,7 +162,6 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if let Some(register) = unsafe { raw::RedisModule_RegisterInfoFunc } {
         unsafe { register(ctx.ctx, Some(info::add_info)) };
     }
-    ctx.log_notice(&summary);
     Ok(())
 }
 

@@ -9,6 +9,9 @@
 //! with an error instead of risking repeats. Redis's own thread never waits for the disk here,
 //! except once at load time. The margin is smaller than the default drift limit, so a node
 //! restarted at once resumes by borrowing a few hundred ms ahead of the clock, not by refusing.
+//!
+//! The file is locked while the module runs: a second server started on the same directory
+//! (the same configuration twice) refuses to load instead of handing out the same IDs.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -33,6 +36,8 @@ static DURABLE_UNTIL: AtomicI64 = AtomicI64::new(i64::MAX);
 static LAST_ISSUED: AtomicI64 = AtomicI64::new(0);
 static STOP: AtomicBool = AtomicBool::new(false);
 static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+/// The lock file, held open (and locked) while the module runs.
+static LOCK: Mutex<Option<File>> = Mutex::new(None);
 
 /// The time below which IDs are durably reserved.
 pub fn durable_until() -> i64 {
@@ -55,7 +60,7 @@ fn high_water() -> i64 {
 ///
 /// # Errors
 /// When the file exists but cannot be read or holds something else than a number.
-pub fn read(path: &Path) -> Result<Option<i64>, String> {
+fn read(path: &Path) -> Result<Option<i64>, String> {
     match fs::read_to_string(path) {
         Ok(text) => text.trim().parse().map(Some).map_err(|_| {
             format!(
@@ -84,12 +89,23 @@ fn write(path: &Path, until_ms: i64) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Makes the first reservation, above `floor` (the earlier run's), then keeps extending it
-/// from a background thread.
+/// Takes the lock, reads the earlier run's reservation (the floor to resume above, 0 if none),
+/// makes the first reservation above it, and keeps extending it from a background thread.
 ///
 /// # Errors
-/// When the first reservation cannot be written: the module must not load then.
-pub fn start(path: PathBuf, floor: i64) -> Result<(), String> {
+/// When another process holds the lock, or the file cannot be read or written: the module
+/// must not load then.
+pub fn start(path: PathBuf) -> Result<i64, String> {
+    let lock_path = path.with_extension("lock");
+    let lock = File::create(&lock_path)
+        .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    lock.try_lock().map_err(|_| {
+        format!(
+            "{} is locked by another running server: two servers on one configuration would issue the same IDs",
+            lock_path.display()
+        )
+    })?;
+    let floor = read(&path)?.unwrap_or(0);
     let first = high_water().max(floor) + MARGIN_MS;
     write(&path, first).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     DURABLE_UNTIL.store(first, Ordering::Release);
@@ -99,7 +115,8 @@ pub fn start(path: PathBuf, floor: i64) -> Result<(), String> {
         .spawn(move || keep_extending(&path))
         .map_err(|e| format!("cannot start the reservation thread: {e}"))?;
     *THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
-    Ok(())
+    *LOCK.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
+    Ok(floor)
 }
 
 fn keep_extending(path: &Path) {
@@ -143,4 +160,5 @@ pub fn stop() {
     if let Some(handle) = THREAD.lock().unwrap_or_else(|p| p.into_inner()).take() {
         let _ = handle.join();
     }
+    LOCK.lock().unwrap_or_else(|p| p.into_inner()).take();
 }

@@ -77,8 +77,8 @@ cli config set idgen.max-drift-ms 0 >/dev/null
 cli config set slowlog-log-slower-than 1000 >/dev/null
 cli slowlog reset >/dev/null
 BATCH_RATE=$ROOT/target/release/batch-rate
-[ -x "$BATCH_RATE" ] || cargo build --release -q -p idgen-benches
-batch=$("${CLIENT_CPU[@]}" "$BATCH_RATE" "$PORT" 10 4 4096)
+cargo build --release -q -p idgen-benches
+batch=$("${CLIENT_CPU[@]}" "$BATCH_RATE" "$PORT" --seconds 10 --connections 4 --count 4096)
 echo "  SNOWFLAKE.NEXT COUNT 4096, 4 connections, 10 s: $batch" >&2
 rate=$(sed -n 's/.*ids_per_s=\([0-9]*\).*/\1/p' <<<"$batch")
 refused=$(sed -n 's/.*refused=\([0-9]*\).*/\1/p' <<<"$batch")

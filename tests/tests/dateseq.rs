@@ -1,17 +1,10 @@
 //! DATESEQ.NEXT and DATESEQ.CURRENT against a real redis-server with the module.
 
 use std::collections::HashSet;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, Calendar};
-use idgen_tests::{cmd, error_of, Options, Server};
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
+use idgen_tests::{cmd, data_dir, error_of, now_ms, Options, Server};
 
 /// Today's yyyyMMdd in `zone`; the tests retry a call that straddles midnight.
 fn today(zone: &str) -> i64 {
@@ -188,8 +181,7 @@ fn counter_keys_share_their_prefix_cluster_slot() {
 
 #[test]
 fn the_aof_holds_explicit_writes_and_a_restart_carries_on() {
-    let dir = std::env::temp_dir().join(format!("idgen-aof-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = data_dir("aof");
     let options = Options {
         dir: Some(dir.clone()),
         ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
@@ -230,8 +222,7 @@ fn the_aof_holds_explicit_writes_and_a_restart_carries_on() {
 
 #[test]
 fn kill_9_under_load_never_reissues_an_acknowledged_value() {
-    let dir = std::env::temp_dir().join(format!("idgen-kill-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = data_dir("kill");
     let options = Options {
         dir: Some(dir.clone()),
         ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])

@@ -1,27 +1,12 @@
 //! Snowflake IDs across restarts: the durable reservation makes a node that crashed while
 //! running ahead of its clock come back above every ID it issued.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
 use std::io::Write;
 use std::net::TcpStream;
+use std::time::Duration;
 
 use idgen_tests::redis::Value;
-use idgen_tests::{cmd, error_of, wait_for, Options, Server};
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("idgen-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use idgen_tests::{cmd, data_dir, error_of, now_ms, wait_for, Options, Server};
 
 /// Issues 3,000,000 IDs as fast as the server can, so the generator runs ahead of the clock,
 /// without reading the replies (a client parsing them would give the clock time to catch up).
@@ -60,7 +45,7 @@ fn first_time_after_restart(server: &Server) -> i64 {
 
 #[test]
 fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
-    let dir = scratch("restart");
+    let dir = data_dir("restart");
     let options = Options {
         dir: Some(dir.clone()),
         ..Options::module(&["worker-id", "3"])
@@ -95,7 +80,7 @@ fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
 fn the_hazard_is_real_without_the_state_file() {
     // The same crash with the reservation switched off repeats the clock's range: this is what
     // the state file prevents (and why an empty idgen.state-file is logged as a warning).
-    let dir = scratch("nostate");
+    let dir = data_dir("nostate");
     let options = Options {
         dir: Some(dir.clone()),
         config_lines: vec!["idgen.state-file \"\"".into()],
@@ -121,7 +106,7 @@ fn the_hazard_is_real_without_the_state_file() {
 
 #[test]
 fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
-    let dir = scratch("behind");
+    let dir = data_dir("behind");
     std::fs::write(
         dir.join("idgen-snowflake.state"),
         format!("{}\n", now_ms() + 60_000),
@@ -146,7 +131,7 @@ fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
 
 #[test]
 fn an_unusable_state_file_stops_the_module_from_loading() {
-    let dir = scratch("badstate");
+    let dir = data_dir("badstate");
     std::fs::write(dir.join("idgen-snowflake.state"), "yesterday\n").unwrap();
     let log = Server::try_start(Options {
         dir: Some(dir.clone()),
@@ -167,7 +152,7 @@ fn an_unusable_state_file_stops_the_module_from_loading() {
 
 #[test]
 fn a_second_server_on_the_same_configuration_refuses_to_load() {
-    let dir = scratch("twice");
+    let dir = data_dir("twice");
     let options = Options {
         dir: Some(dir.clone()),
         ..Options::module(&["worker-id", "9"])

@@ -1,17 +1,9 @@
 //! SNOWFLAKE.NEXT and SNOWFLAKE.DECODE against a real redis-server with the module.
 
 use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use idgen_tests::redis::{self, Value};
-use idgen_tests::{cmd, error_of, Options, Server};
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
+use idgen_tests::{cmd, error_of, now_ms, Options, Server};
 
 #[test]
 fn a_million_ids_are_unique_and_increasing() {

@@ -175,7 +175,9 @@ impl<C: Clock> Generator<C> {
 
     /// How far, in ms, the last issued ID is ahead of the clock as last read.
     pub fn drift_ms(&self) -> u64 {
-        self.last_tick.saturating_sub(self.last_now) * self.settings.layout.tick_ms()
+        self.last_tick
+            .saturating_sub(self.last_now)
+            .saturating_mul(self.settings.layout.tick_ms())
     }
 
     /// Start of the last issued ID's tick in ms since the Unix epoch (the epoch before any ID).
@@ -236,9 +238,10 @@ impl<C: Clock> Generator<C> {
     }
 
     fn tick_to_unix_ms(&self, tick: u64) -> i64 {
-        self.settings
-            .epoch_ms
-            .saturating_add((tick * self.layout().tick_ms()) as i64)
+        let ms = tick
+            .saturating_mul(self.layout().tick_ms())
+            .min(i64::MAX as u64);
+        self.settings.epoch_ms.saturating_add(ms as i64)
     }
 
     /// Whole ticks from the epoch to `unix_ms` (0 before the epoch).
@@ -278,7 +281,7 @@ impl<C: Clock> Generator<C> {
         let ahead = tick.saturating_sub(now);
         if ahead > self.max_drift_ticks {
             return Err(GenerateError::DriftExceeded {
-                ahead_ms: ahead * self.layout().tick_ms(),
+                ahead_ms: ahead.saturating_mul(self.layout().tick_ms()),
                 max_ms: self.settings.max_drift_ms,
             });
         }
@@ -287,7 +290,7 @@ impl<C: Clock> Generator<C> {
 
     fn commit(&mut self, tick: u64, sequence: u64, now: u64) -> u64 {
         if tick > now {
-            let drift = (tick - now) * self.layout().tick_ms();
+            let drift = (tick - now).saturating_mul(self.layout().tick_ms());
             self.stats.max_drift_ms = self.stats.max_drift_ms.max(drift);
             if tick != self.last_tick {
                 self.stats.ticks_borrowed += 1;

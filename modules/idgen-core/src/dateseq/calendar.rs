@@ -75,9 +75,7 @@ impl Calendar {
         const MIN_MS: i64 = -30_610_224_000_000; // 1000-01-01T00:00:00Z
         const MAX_MS: i64 = 253_402_214_400_000 - 86_400_000; // 9999-12-31T00:00:00Z
         let ms = unix_ms.clamp(MIN_MS, MAX_MS);
-        let Ok(ts) = Timestamp::from_millisecond(ms) else {
-            unreachable!("clamped into jiff's range")
-        };
+        let ts = Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH);
         let date = ts.to_zoned(self.zone.clone()).date();
         let start = |d: jiff::civil::Date| {
             d.to_zoned(self.zone.clone())

@@ -94,8 +94,9 @@ pub struct Generator<C> {
     max_sequence: u64,
     random_span: u64,
     max_drift_ticks: u64,
-    /// IDs are only issued in ticks below this one.
+    /// IDs are only issued in ticks below this one, which starts at or before `ceiling_ms`.
     ceiling_tick: u64,
+    ceiling_ms: i64,
     /// Tick and sequence of the last ID issued: the high-water mark.
     last_tick: u64,
     sequence: u64,
@@ -122,6 +123,7 @@ impl<C: Clock> Generator<C> {
             random_span: ((max_sequence + 1) / 16).max(1),
             max_drift_ticks: 0,
             ceiling_tick: u64::MAX,
+            ceiling_ms: i64::MAX,
             last_tick: 0,
             // As if tick 0 were spent, so the first ID takes a fresh tick.
             sequence: max_sequence,
@@ -165,7 +167,11 @@ impl<C: Clock> Generator<C> {
 
     /// Issues IDs only in ticks that start before `unix_ms` (the durable reservation).
     pub fn set_ceiling(&mut self, unix_ms: i64) {
-        self.ceiling_tick = self.ticks_since_epoch(unix_ms);
+        // Called before every ID; the division only when the reservation moved.
+        if unix_ms != self.ceiling_ms {
+            self.ceiling_ms = unix_ms;
+            self.ceiling_tick = self.ticks_since_epoch(unix_ms);
+        }
     }
 
     /// Monitoring counters.

@@ -9,7 +9,7 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	cargo build --release -p redis-idgen
+	cargo build --release -p redis-idgen -p ticket-server
 
 demo: build
 	scripts/demo.sh

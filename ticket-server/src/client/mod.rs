@@ -1,0 +1,142 @@
+//! The round-robin client: one handle per ticket server, an atomic counter picks the next.
+//!
+//! A server that errors or times out is skipped and probed again after [`RETRY_AFTER`]; a call
+//! fails only when every server has failed it. Tickets from different servers never collide
+//! (each has its own offset), so any server's answer is as good as another's.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+use redis::aio::MultiplexedConnection;
+
+/// How long a failed server is skipped before it is tried again.
+pub const RETRY_AFTER: Duration = Duration::from_millis(500);
+/// How long one call to one server may take.
+pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
+
+struct Server {
+    addr: String,
+    client: redis::Client,
+    connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    down_until: Mutex<Option<Instant>>,
+}
+
+/// Tickets from several servers, round robin.
+pub struct RoundRobin {
+    servers: Vec<Server>,
+    next: AtomicUsize,
+}
+
+impl RoundRobin {
+    /// A client for `addrs` (`host:port`), connecting lazily.
+    ///
+    /// # Errors
+    /// When `addrs` is empty or an address is malformed.
+    pub fn new(addrs: &[String]) -> Result<Self> {
+        if addrs.is_empty() {
+            return Err(anyhow!("no ticket servers given"));
+        }
+        let servers = addrs
+            .iter()
+            .map(|addr| {
+                Ok(Server {
+                    addr: addr.clone(),
+                    client: redis::Client::open(format!("redis://{addr}/"))?,
+                    connection: tokio::sync::Mutex::new(None),
+                    down_until: Mutex::new(None),
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(RoundRobin {
+            servers,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The next ticket of `sequence`.
+    ///
+    /// # Errors
+    /// When every server failed; the message lists each one's error.
+    pub async fn next(&self, sequence: &str) -> Result<u64> {
+        let tickets = self.call(sequence, None).await?;
+        tickets
+            .first()
+            .copied()
+            .ok_or_else(|| anyhow!("empty reply"))
+    }
+
+    /// `count` tickets of `sequence`, all from one server, increasing.
+    ///
+    /// # Errors
+    /// When every server failed.
+    pub async fn next_many(&self, sequence: &str, count: u64) -> Result<Vec<u64>> {
+        self.call(sequence, Some(count)).await
+    }
+
+    async fn call(&self, sequence: &str, count: Option<u64>) -> Result<Vec<u64>> {
+        let n = self.servers.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut errors = Vec::new();
+        // First the servers not marked down, in turn; then, if all failed, the skipped ones.
+        for probe_down in [false, true] {
+            for i in 0..n {
+                let server = &self.servers[(start + i) % n];
+                if server.is_down() != probe_down {
+                    continue;
+                }
+                match tokio::time::timeout(CALL_TIMEOUT, server.call(sequence, count)).await {
+                    Ok(Ok(tickets)) => {
+                        server.mark_up();
+                        return Ok(tickets);
+                    }
+                    Ok(Err(e)) => errors.push(format!("{}: {e}", server.addr)),
+                    Err(_) => errors.push(format!("{}: timed out", server.addr)),
+                }
+                server.mark_down().await;
+            }
+        }
+        Err(anyhow!("every ticket server failed: {}", errors.join("; ")))
+    }
+}
+
+impl Server {
+    fn is_down(&self) -> bool {
+        let down = self.down_until.lock().unwrap_or_else(|p| p.into_inner());
+        down.is_some_and(|until| Instant::now() < until)
+    }
+
+    fn mark_up(&self) {
+        *self.down_until.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    async fn mark_down(&self) {
+        *self.down_until.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Instant::now() + RETRY_AFTER);
+        *self.connection.lock().await = None;
+    }
+
+    async fn call(&self, sequence: &str, count: Option<u64>) -> redis::RedisResult<Vec<u64>> {
+        let mut connection = {
+            let mut slot = self.connection.lock().await;
+            match slot.as_ref() {
+                Some(connection) => connection.clone(),
+                None => {
+                    let connection = self.client.get_multiplexed_async_connection().await?;
+                    *slot = Some(connection.clone());
+                    connection
+                }
+            }
+        };
+        let mut cmd = redis::cmd("TICKET.NEXT");
+        cmd.arg(sequence);
+        match count {
+            Some(n) => cmd.arg("COUNT").arg(n).query_async(&mut connection).await,
+            None => cmd
+                .query_async::<u64>(&mut connection)
+                .await
+                .map(|t| vec![t]),
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The commands, one per file, and the one dispatcher that matches names.
+//!
+//! Each command reads its arguments (`args[0]` is its name), rejects leftovers, and writes its
+//! reply; an `Err` is written as an error reply by the dispatcher.
+
+mod auth;
+mod client;
+mod command;
+mod config;
+mod echo;
+mod hello;
+mod info;
+mod ping;
+mod quit;
+mod select;
+mod ticket_current;
+mod ticket_next;
+
+use bytes::Bytes;
+
+use crate::frame::Reply;
+use crate::shared::Shared;
+
+/// Per-connection state.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Replies in RESP3 (after `HELLO 3`).
+    pub resp3: bool,
+    /// AUTH succeeded, or no password is set.
+    pub authenticated: bool,
+    /// CLIENT SETNAME.
+    pub name: Option<Bytes>,
+    /// CLIENT ID.
+    pub id: u64,
+    /// QUIT was called: close after replying.
+    pub quit: bool,
+}
+
+/// An error reply; the text starts with its code.
+pub type CmdResult = Result<(), String>;
+
+/// Runs one request.
+pub async fn execute(
+    args: &[Bytes],
+    session: &mut Session,
+    shared: &Shared,
+    reply: &mut Reply<'_>,
+) {
+    let name = args
+        .first()
+        .map(|n| n.to_ascii_uppercase())
+        .unwrap_or_default();
+    let result = match name.as_slice() {
+        b"AUTH" => auth::run(args, session, shared, reply),
+        b"HELLO" => hello::run(args, session, shared, reply),
+        b"QUIT" => quit::run(args, session, reply),
+        _ if !session.authenticated => Err("NOAUTH Authentication required.".into()),
+        b"TICKET.NEXT" => ticket_next::run(args, shared, reply).await,
+        b"TICKET.CURRENT" => ticket_current::run(args, shared, reply),
+        b"PING" => ping::run(args, reply),
+        b"ECHO" => echo::run(args, reply),
+        b"CLIENT" => client::run(args, session, reply),
+        b"SELECT" => select::run(args, reply),
+        b"INFO" => info::run(args, shared, reply),
+        b"COMMAND" => command::run(args, reply),
+        b"CONFIG" => config::run(args, reply),
+        _ => Err(unknown_command(args)),
+    };
+    if let Err(text) = result {
+        reply.error(&text);
+    }
+}
+
+/// Redis's wording for an unknown command.
+fn unknown_command(args: &[Bytes]) -> String {
+    let name = args
+        .first()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_default();
+    let rest: Vec<String> = args
+        .iter()
+        .skip(1)
+        .take(8)
+        .map(|a| format!("'{}'", String::from_utf8_lossy(&a[..a.len().min(64)])))
+        .collect();
+    format!(
+        "ERR unknown command '{name}', with args beginning with: {}",
+        rest.join(" ")
+    )
+}
+
+/// The standard wrong-arity error.
+pub fn wrong_arity(args: &[Bytes]) -> String {
+    let name = args
+        .first()
+        .map(|n| String::from_utf8_lossy(n).to_lowercase())
+        .unwrap_or_default();
+    format!("ERR wrong number of arguments for '{name}' command")
+}
+
+/// A non-negative integer argument, or Redis's error for one that is not.
+pub fn parse_u64(arg: &[u8]) -> Result<u64, String> {
+    let valid = !arg.is_empty() && arg.len() <= 19 && arg.iter().all(u8::is_ascii_digit);
+    let n = valid
+        .then(|| std::str::from_utf8(arg).ok()?.parse::<u64>().ok())
+        .flatten();
+    n.filter(|&n| n <= i64::MAX as u64)
+        .ok_or_else(|| "ERR value is not an integer or out of range".into())
+}

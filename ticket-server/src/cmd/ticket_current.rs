@@ -1,0 +1,26 @@
+//! `TICKET.CURRENT [sequence]`: the last ticket this server handed out of a sequence, or nil.
+
+use bytes::Bytes;
+
+use super::ticket_next::DEFAULT_SEQUENCE;
+use super::{wrong_arity, CmdResult};
+use crate::frame::Reply;
+use crate::shared::Shared;
+
+pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
+    let name = match args.len() {
+        1 => DEFAULT_SEQUENCE,
+        2 => std::str::from_utf8(&args[1])
+            .map_err(|_| "ERR sequence names are 1 to 64 of A-Z a-z 0-9 _ . -")?,
+        _ => return Err(wrong_arity(args)),
+    };
+    let seq = shared
+        .store
+        .sequence(name)
+        .map_err(|e| format!("ERR {e}"))?;
+    match seq.current() {
+        Some(ticket) => reply.integer(ticket as i64),
+        None => reply.null(),
+    }
+    Ok(())
+}

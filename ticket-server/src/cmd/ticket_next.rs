@@ -1,0 +1,61 @@
+//! `TICKET.NEXT [sequence] [COUNT n]`: the next ticket of a sequence (`default` when omitted),
+//! or an array of the next `n` (1 to 100000), increasing.
+
+use bytes::Bytes;
+
+use super::{parse_u64, wrong_arity, CmdResult};
+use crate::frame::Reply;
+use crate::shared::Shared;
+
+/// Most tickets one call returns.
+pub const MAX_COUNT: u64 = 100_000;
+
+/// The sequence used when none is named.
+pub const DEFAULT_SEQUENCE: &str = "default";
+
+pub async fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
+    let (sequence, count) = match args.len() {
+        1 => (DEFAULT_SEQUENCE.as_bytes(), None),
+        2 => (&args[1][..], None),
+        3 | 4 => {
+            let (sequence, rest) = if args.len() == 3 {
+                (DEFAULT_SEQUENCE.as_bytes(), &args[1..])
+            } else {
+                (&args[1][..], &args[2..])
+            };
+            if !rest[0].eq_ignore_ascii_case(b"COUNT") {
+                return Err("ERR syntax error".into());
+            }
+            let n = parse_u64(&rest[1])?;
+            if !(1..=MAX_COUNT).contains(&n) {
+                return Err(format!("ERR COUNT must be between 1 and {MAX_COUNT}"));
+            }
+            (sequence, Some(n))
+        }
+        _ => return Err(wrong_arity(args)),
+    };
+    let name = std::str::from_utf8(sequence)
+        .map_err(|_| "ERR sequence names are 1 to 64 of A-Z a-z 0-9 _ . -")?;
+    let seq = shared
+        .store
+        .sequence(name)
+        .map_err(|e| format!("ERR {e}"))?;
+    let first = seq
+        .take(count.unwrap_or(1))
+        .await
+        .map_err(|e| format!("ERR {e}"))?;
+    shared
+        .issued
+        .fetch_add(count.unwrap_or(1), std::sync::atomic::Ordering::Relaxed);
+    let step = shared.config.increment;
+    match count {
+        None => reply.integer(first as i64),
+        Some(n) => {
+            reply.array(n as usize);
+            for i in 0..n {
+                reply.integer((first + i * step) as i64);
+            }
+        }
+    }
+    Ok(())
+}

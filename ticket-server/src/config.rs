@@ -1,0 +1,136 @@
+//! Start-up settings, checked once: raw flags in, a validated [`Config`] out.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+/// Default number of tickets reserved on disk at a time.
+pub const DEFAULT_BLOCK: u64 = 100_000;
+/// Default cap on connections.
+pub const DEFAULT_MAX_CLIENTS: usize = 10_000;
+/// Default idle timeout, seconds (0 turns it off).
+pub const DEFAULT_TIMEOUT_S: u64 = 300;
+
+/// How one ticket server runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to listen on; loopback unless told otherwise.
+    pub listen: SocketAddr,
+    /// This server's first ticket, 1 to `increment`.
+    pub offset: u64,
+    /// Tickets step by this much: the number of servers.
+    pub increment: u64,
+    /// Where the durable bounds live.
+    pub data_dir: PathBuf,
+    /// Password clients must AUTH with, if any.
+    pub requirepass: Option<String>,
+    /// Tickets reserved on disk at a time (the most lost to a gap at a crash).
+    pub block: u64,
+    /// Most connections at once; more are refused.
+    pub max_clients: usize,
+    /// Close connections idle this long.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Config {
+    /// Checks the rules every server must satisfy.
+    ///
+    /// # Errors
+    /// A message naming the flag that is wrong.
+    pub fn validate(self) -> Result<Self> {
+        if self.increment == 0 {
+            bail!("--increment must be at least 1 (the number of servers)");
+        }
+        if self.offset == 0 || self.offset > self.increment {
+            bail!(
+                "--offset must be between 1 and --increment ({}), got {}",
+                self.increment,
+                self.offset
+            );
+        }
+        if self.block == 0 {
+            bail!("--block must be at least 1");
+        }
+        if self.max_clients == 0 {
+            bail!("--max-clients must be at least 1");
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Config {
+        Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            offset: 1,
+            increment: 2,
+            data_dir: "d".into(),
+            requirepass: None,
+            block: DEFAULT_BLOCK,
+            max_clients: 10,
+            idle_timeout: None,
+        }
+    }
+
+    #[test]
+    fn refuses_each_broken_rule() {
+        let cases = [
+            (
+                "no servers",
+                Config {
+                    increment: 0,
+                    ..base()
+                },
+                "--increment",
+            ),
+            (
+                "offset 0",
+                Config {
+                    offset: 0,
+                    ..base()
+                },
+                "--offset",
+            ),
+            (
+                "offset above increment",
+                Config {
+                    offset: 3,
+                    ..base()
+                },
+                "between 1 and --increment (2), got 3",
+            ),
+            ("empty block", Config { block: 0, ..base() }, "--block"),
+            (
+                "no clients",
+                Config {
+                    max_clients: 0,
+                    ..base()
+                },
+                "--max-clients",
+            ),
+        ];
+        for (name, config, want) in cases {
+            let err = config.validate().unwrap_err().to_string();
+            assert!(err.contains(want), "{name}: {err}");
+        }
+        assert!(base().validate().is_ok());
+        assert!(Config {
+            offset: 2,
+            ..base()
+        }
+        .validate()
+        .is_ok());
+        assert!(Config {
+            offset: 1,
+            increment: 1,
+            ..base()
+        }
+        .validate()
+        .is_ok());
+    }
+}

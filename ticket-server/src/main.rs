@@ -1,0 +1,201 @@
+//! `ticket-server`: serve tickets, start a k-of-N set for demos, or fetch tickets round robin.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use tokio::net::TcpListener;
+
+use ticket_server::client::RoundRobin;
+use ticket_server::config::{Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S};
+use ticket_server::shared::Shared;
+use ticket_server::store::{Step, Store};
+
+#[derive(Parser)]
+#[command(version, about = "Flickr-style stepped ticket servers that speak RESP")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve tickets offset, offset+increment, ... (one server of a set).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:7001")]
+        listen: SocketAddr,
+        /// This server's first ticket, 1 to --increment.
+        #[arg(long, default_value_t = 1)]
+        offset: u64,
+        /// Number of servers in the set: tickets step by this much.
+        #[arg(long, default_value_t = 1)]
+        increment: u64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Serve a whole set of --servers in one process, on consecutive ports (for demos).
+    Pair {
+        /// Port of the first server; server k listens on base + k - 1.
+        #[arg(long, default_value_t = 7001)]
+        base_port: u16,
+        /// Number of servers (2: odd and even).
+        #[arg(long, default_value_t = 2)]
+        servers: u64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print tickets from a set of servers, one a line, round robin.
+    Next {
+        /// Comma-separated host:port of the servers.
+        #[arg(long, value_delimiter = ',', required = true)]
+        servers: Vec<String>,
+        /// How many tickets.
+        #[arg(long, default_value_t = 1)]
+        count: u64,
+        /// The sequence.
+        #[arg(long, default_value = "default")]
+        sequence: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// Directory of the durable bounds (one per server; `pair` makes subdirectories).
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Password clients must AUTH with.
+    #[arg(long)]
+    requirepass: Option<String>,
+    /// Tickets reserved on disk at a time (the most a crash can skip).
+    #[arg(long, default_value_t = DEFAULT_BLOCK)]
+    block: u64,
+    /// Most connections at once.
+    #[arg(long, default_value_t = DEFAULT_MAX_CLIENTS)]
+    max_clients: usize,
+    /// Close connections idle this many seconds (0: never).
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_S)]
+    timeout: u64,
+}
+
+impl Common {
+    fn config(
+        &self,
+        listen: SocketAddr,
+        offset: u64,
+        increment: u64,
+        data_dir: PathBuf,
+    ) -> Result<Config> {
+        Config {
+            listen,
+            offset,
+            increment,
+            data_dir,
+            requirepass: self.requirepass.clone(),
+            block: self.block,
+            max_clients: self.max_clients,
+            idle_timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
+        }
+        .validate()
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    match Cli::parse().command {
+        Command::Serve {
+            listen,
+            offset,
+            increment,
+            common,
+        } => {
+            let config = common.config(listen, offset, increment, common.data_dir.clone())?;
+            let (listener, shared) = bind(config).await?;
+            ticket_server::server::run(listener, shared, shutdown_signal()).await;
+        }
+        Command::Pair {
+            base_port,
+            servers,
+            common,
+        } => {
+            let mut tasks = Vec::new();
+            let (tx, _) = tokio::sync::broadcast::channel::<()>(1);
+            for k in 1..=servers {
+                let port = base_port
+                    .checked_add((k - 1) as u16)
+                    .context("port out of range")?;
+                let listen = SocketAddr::from(([127, 0, 0, 1], port));
+                let config = common.config(
+                    listen,
+                    k,
+                    servers,
+                    common.data_dir.join(format!("server-{k}")),
+                )?;
+                let (listener, shared) = bind(config).await?;
+                let mut stop = tx.subscribe();
+                tasks.push(tokio::spawn(ticket_server::server::run(
+                    listener,
+                    shared,
+                    async move {
+                        let _ = stop.recv().await;
+                    },
+                )));
+            }
+            shutdown_signal().await;
+            let _ = tx.send(());
+            for task in tasks {
+                let _ = task.await;
+            }
+        }
+        Command::Next {
+            servers,
+            count,
+            sequence,
+        } => {
+            let client = RoundRobin::new(&servers)?;
+            for _ in 0..count {
+                println!("{}", client.next(&sequence).await?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Binds, opens the store and logs the server's shape.
+async fn bind(mut config: Config) -> Result<(TcpListener, Shared)> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    config.listen = listener.local_addr()?;
+    let step = Step {
+        offset: config.offset,
+        increment: config.increment,
+    };
+    let store = Store::open(&config.data_dir, step, config.block).with_context(|| {
+        format!(
+            "cannot open the data directory {}",
+            config.data_dir.display()
+        )
+    })?;
+    tracing::info!(listen = %config.listen, offset = config.offset, increment = config.increment,
+        data_dir = %config.data_dir.display(), "ticket server ready");
+    Ok((listener, Shared::new(config, store)))
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+    }
+}

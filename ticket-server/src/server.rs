@@ -1,0 +1,63 @@
+//! The accept loop: a bound listener in, a shutdown future to stop it.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc};
+
+use crate::connection;
+use crate::shared::Shared;
+
+/// How long shutdown waits for connections to finish their current requests.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Serves connections from `listener` until `shutdown` completes, then closes them all.
+pub async fn run(listener: TcpListener, shared: Shared, shutdown: impl Future) {
+    let (notify, _) = broadcast::channel::<()>(1);
+    let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
+    tokio::select! {
+        _ = accept(&listener, &shared, &notify, &done_tx) => {}
+        _ = shutdown => tracing::info!("shutting down"),
+    }
+    drop(notify);
+    drop(done_tx);
+    // Every connection task holds a sender; the channel closes when the last one ends.
+    let _ = tokio::time::timeout(DRAIN, done_rx.recv()).await;
+}
+
+async fn accept(
+    listener: &TcpListener,
+    shared: &Shared,
+    notify: &broadcast::Sender<()>,
+    done: &mpsc::Sender<()>,
+) {
+    loop {
+        let (mut socket, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if shared.clients.load(Ordering::Relaxed) >= shared.config.max_clients {
+            tracing::warn!(%peer, "refused: max clients reached");
+            let _ = socket
+                .write_all(b"-ERR max number of clients reached\r\n")
+                .await;
+            continue;
+        }
+        let _ = socket.set_nodelay(true);
+        shared.clients.fetch_add(1, Ordering::Relaxed);
+        let (shared, shutdown, done) = (shared.clone(), notify.subscribe(), done.clone());
+        tokio::spawn(async move {
+            connection::serve(socket, shared.clone(), shutdown).await;
+            shared.clients.fetch_sub(1, Ordering::Relaxed);
+            drop(done);
+        });
+    }
+}

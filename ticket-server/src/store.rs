@@ -1,0 +1,442 @@
+//! Durable ticket sequences: a ticket once handed out is never handed out again, through
+//! kill -9, restart and power loss.
+//!
+//! Each sequence hands out `offset, offset + increment, offset + 2 * increment, ...`. Tickets
+//! are issued only below a *bound* that is already on disk: a file per sequence, replaced
+//! atomically (temporary file, fsync, rename, fsync of the directory). The bound moves a block
+//! ahead in the background when half the block is used, so callers rarely wait for the disk. On
+//! restart a sequence resumes at the bound: the rest of the last block is a gap, never a
+//! repeat. A failed write stops the sequence for good with an error; the server must be
+//! restarted once the disk is fixed.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+
+/// Most sequences one server keeps.
+pub const MAX_SEQUENCES: usize = 1024;
+
+/// Why tickets were not issued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreError {
+    /// A sequence name outside `[A-Za-z0-9_.-]{1,64}`.
+    BadName,
+    /// More than [`MAX_SEQUENCES`] sequences.
+    TooManySequences,
+    /// The next ticket would not fit in a signed 64-bit integer.
+    Exhausted,
+    /// Writing the bound failed; the sequence issues nothing more.
+    Failed(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::BadName => write!(f, "sequence names are 1 to 64 of A-Z a-z 0-9 _ . -"),
+            StoreError::TooManySequences => write!(f, "at most {MAX_SEQUENCES} sequences"),
+            StoreError::Exhausted => {
+                write!(f, "sequence exhausted: the next ticket exceeds 2^63-1")
+            }
+            StoreError::Failed(why) => write!(f, "ticket store failed, issuing stopped: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The arithmetic progression this server hands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// First ticket, 1 to `increment`.
+    pub offset: u64,
+    /// Distance between tickets: the number of servers.
+    pub increment: u64,
+}
+
+impl Step {
+    /// The `index`-th ticket.
+    fn ticket(self, index: u64) -> Option<u64> {
+        index
+            .checked_mul(self.increment)?
+            .checked_add(self.offset)
+            .filter(|&t| t <= i64::MAX as u64)
+    }
+
+    /// The first index whose ticket is at least `bound`.
+    fn index_at(self, bound: u64) -> u64 {
+        bound.saturating_sub(self.offset).div_ceil(self.increment)
+    }
+}
+
+/// All sequences of one server, in one data directory.
+pub struct Store {
+    dir: PathBuf,
+    step: Step,
+    block: u64,
+    sequences: Mutex<HashMap<String, Arc<Sequence>>>,
+}
+
+struct State {
+    /// Index of the next ticket.
+    next: u64,
+    /// Tickets with index below this are covered by the bound on disk.
+    limit: u64,
+    extending: bool,
+    failed: Option<String>,
+}
+
+/// One named sequence.
+pub struct Sequence {
+    path: PathBuf,
+    step: Step,
+    block: u64,
+    state: Mutex<State>,
+    extended: Notify,
+}
+
+impl Store {
+    /// Opens (creating) `dir` for a server handing out `step`, reserving `block` tickets at a
+    /// time.
+    ///
+    /// # Errors
+    /// When the directory cannot be made, or holds sequences of another offset or increment.
+    pub fn open(dir: &Path, step: Step, block: u64) -> anyhow::Result<Store> {
+        fs::create_dir_all(dir)?;
+        let store = Store {
+            dir: dir.to_path_buf(),
+            step,
+            block: block.max(1),
+            sequences: Mutex::new(HashMap::new()),
+        };
+        for entry in fs::read_dir(dir)? {
+            let path = entry?.path();
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".seq"))
+            else {
+                continue;
+            };
+            store.sequence(name)?;
+        }
+        Ok(store)
+    }
+
+    /// The sequence `name`, loaded or created.
+    ///
+    /// # Errors
+    /// [`StoreError`] for a bad name or too many sequences; an I/O or format error for a file
+    /// that cannot be trusted.
+    pub fn sequence(&self, name: &str) -> anyhow::Result<Arc<Sequence>> {
+        let mut sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(seq) = sequences.get(name) {
+            return Ok(Arc::clone(seq));
+        }
+        let valid = (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        if !valid {
+            return Err(StoreError::BadName.into());
+        }
+        if sequences.len() >= MAX_SEQUENCES {
+            return Err(StoreError::TooManySequences.into());
+        }
+        let path = self.dir.join(format!("{name}.seq"));
+        let bound = read_bound(&path, self.step)?;
+        let next = self.step.index_at(bound);
+        let seq = Arc::new(Sequence {
+            path,
+            step: self.step,
+            block: self.block,
+            state: Mutex::new(State {
+                next,
+                limit: next,
+                extending: false,
+                failed: None,
+            }),
+            extended: Notify::new(),
+        });
+        sequences.insert(name.to_string(), Arc::clone(&seq));
+        Ok(seq)
+    }
+
+    /// Every sequence with its next ticket and the bound on disk, by name.
+    pub fn snapshot(&self) -> Vec<(String, u64, u64)> {
+        let sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all: Vec<_> = sequences
+            .iter()
+            .map(|(name, seq)| {
+                let s = seq.state.lock().unwrap_or_else(|p| p.into_inner());
+                let ticket = |i| self.step.ticket(i).unwrap_or(u64::MAX);
+                (name.clone(), ticket(s.next), ticket(s.limit))
+            })
+            .collect();
+        all.sort();
+        all
+    }
+}
+
+impl Sequence {
+    /// The first of `count` consecutive tickets (`first`, `first + increment`, ...).
+    ///
+    /// # Errors
+    /// [`StoreError::Failed`] once a write of the bound has failed; [`StoreError::Exhausted`]
+    /// at the end of the 63-bit range.
+    pub async fn take(self: &Arc<Self>, count: u64) -> Result<u64, StoreError> {
+        loop {
+            let (notified, extend_now) = {
+                let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(why) = &s.failed {
+                    return Err(StoreError::Failed(why.clone()));
+                }
+                let end = s.next.checked_add(count).ok_or(StoreError::Exhausted)?;
+                self.step.ticket(end - 1).ok_or(StoreError::Exhausted)?;
+                if end <= s.limit {
+                    let first = s.next;
+                    s.next = end;
+                    if !s.extending && s.limit - s.next < self.block / 2 {
+                        s.extending = true;
+                        let target = s.limit + self.block;
+                        let seq = Arc::clone(self);
+                        tokio::spawn(async move { seq.extend(target).await });
+                    }
+                    return Ok(self.step.ticket(first).unwrap_or(u64::MAX));
+                }
+                let extend_now = !s.extending;
+                if extend_now {
+                    s.extending = true;
+                }
+                (
+                    self.extended.notified(),
+                    extend_now.then(|| s.next.max(s.limit) + self.block.max(count)),
+                )
+            };
+            match extend_now {
+                Some(target) => self.extend(target).await,
+                None => notified.await,
+            }
+        }
+    }
+
+    /// The last ticket handed out, if any.
+    pub fn current(&self) -> Option<u64> {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let start = self.step.index_at(0);
+        (s.next > start)
+            .then(|| self.step.ticket(s.next - 1))
+            .flatten()
+    }
+
+    /// Makes tickets below index `target` durable, then lets callers have them.
+    async fn extend(self: &Arc<Self>, target: u64) {
+        let bound = self.step.ticket(target).unwrap_or(i64::MAX as u64);
+        let (path, step) = (self.path.clone(), self.step);
+        let written = tokio::task::spawn_blocking(move || write_bound(&path, step, bound))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            s.extending = false;
+            match written {
+                Ok(()) => s.limit = s.limit.max(target),
+                Err(why) => {
+                    tracing::error!(path = %self.path.display(), %why, "cannot write the ticket bound; issuing stopped");
+                    s.failed = Some(why);
+                }
+            }
+        }
+        self.extended.notify_waiters();
+    }
+}
+
+const HEADER: &str = "ticket-sequence v1";
+
+/// The bound in `path` (0 for a new sequence), checked against this server's step.
+fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+    };
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let (Some(offset), Some(increment), Some(bound)) =
+        (field("offset"), field("increment"), field("bound"))
+    else {
+        anyhow::bail!(
+            "{} is not a ticket sequence file: {:?}",
+            path.display(),
+            text.trim()
+        );
+    };
+    if !text.starts_with(HEADER) {
+        anyhow::bail!("{} is not a ticket sequence file", path.display());
+    }
+    if (offset, increment) != (step.offset, step.increment) {
+        anyhow::bail!(
+            "{} belongs to offset {offset} of increment {increment}, not {} of {}: renumbering a \
+             running set of servers would repeat tickets; use a new data directory",
+            path.display(),
+            step.offset,
+            step.increment
+        );
+    }
+    Ok(bound)
+}
+
+/// Replaces `path` so that a crash leaves the old bound or the new one, never neither.
+fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file = File::create(&tmp)?;
+    writeln!(
+        file,
+        "{HEADER} offset={} increment={} bound={bound}",
+        step.offset, step.increment
+    )?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ticket-store-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    const ODD: Step = Step {
+        offset: 1,
+        increment: 2,
+    };
+
+    #[tokio::test]
+    async fn hands_out_the_progression_and_resumes_above_the_bound() {
+        let d = dir("resume");
+        let store = Store::open(&d, ODD, 10).unwrap();
+        let seq = store.sequence("default").unwrap();
+        let mut got = Vec::new();
+        for _ in 0..7 {
+            got.push(seq.take(1).await.unwrap());
+        }
+        assert_eq!(got, vec![1, 3, 5, 7, 9, 11, 13]);
+        assert_eq!(seq.current(), Some(13));
+        let batch = seq.take(30).await.unwrap();
+        assert_eq!(batch, 15);
+        drop(store);
+        // A restart: everything below the bound on disk is skipped.
+        let store = Store::open(&d, ODD, 10).unwrap();
+        let seq = store.sequence("default").unwrap();
+        let after = seq.take(1).await.unwrap();
+        assert!(after > 15 + 29 * 2, "{after} repeats a ticket");
+        assert_eq!(after % 2, 1);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[tokio::test]
+    async fn refuses_a_data_dir_of_another_step() {
+        let d = dir("step");
+        let store = Store::open(&d, ODD, 10).unwrap();
+        store.sequence("default").unwrap().take(1).await.unwrap();
+        drop(store);
+        let err = Store::open(
+            &d,
+            Step {
+                offset: 1,
+                increment: 3,
+            },
+            10,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(err.contains("offset 1 of increment 2"), "{err}");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[tokio::test]
+    async fn concurrent_takers_never_share_a_ticket() {
+        let d = dir("concurrent");
+        let store = Arc::new(
+            Store::open(
+                &d,
+                Step {
+                    offset: 2,
+                    increment: 2,
+                },
+                64,
+            )
+            .unwrap(),
+        );
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let store = Arc::clone(&store);
+                tokio::spawn(async move {
+                    let seq = store.sequence("s").unwrap();
+                    let mut mine = Vec::new();
+                    for _ in 0..500 {
+                        mine.push(seq.take(1).await.unwrap());
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut all = std::collections::HashSet::new();
+        for t in tasks {
+            for ticket in t.await.unwrap() {
+                assert_eq!(ticket % 2, 0);
+                assert!(all.insert(ticket), "{ticket} twice");
+            }
+        }
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_stops_issuing() {
+        let d = dir("fail");
+        let store = Store::open(&d, ODD, 4).unwrap();
+        let seq = store.sequence("default").unwrap();
+        seq.take(1).await.unwrap();
+        fs::remove_dir_all(&d).unwrap(); // the disk "fails": the directory is gone
+        let mut result = Ok(0);
+        for _ in 0..10 {
+            result = seq.take(1).await;
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(matches!(result, Err(StoreError::Failed(_))), "{result:?}");
+        assert!(
+            matches!(seq.take(1).await, Err(StoreError::Failed(_))),
+            "stays stopped"
+        );
+    }
+
+    #[test]
+    fn bad_names_and_limits() {
+        let d = dir("names");
+        let store = Store::open(&d, ODD, 4).unwrap();
+        for bad in ["", "a/b", "..\u{0}", &"x".repeat(65)] {
+            assert!(store.sequence(bad).is_err(), "{bad:?}");
+        }
+        assert!(Step {
+            offset: 1,
+            increment: 2
+        }
+        .ticket(u64::MAX / 2)
+        .is_none());
+        let _ = fs::remove_dir_all(&d);
+    }
+}

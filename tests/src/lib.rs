@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 pub use redis;
 
+pub mod ticket;
+
 /// Path of the module to load.
 pub fn module_path() -> PathBuf {
     if let Some(path) = std::env::var_os("IDGEN_MODULE") {

@@ -17,7 +17,7 @@ use crate::frame::{parse_request, Reply};
 use crate::shared::Shared;
 
 /// Most bytes of requests a client may have buffered without a complete one.
-pub const MAX_QUERY: usize = 4 * 1024 * 1024;
+pub const MAX_QUERY: usize = 1024 * 1024;
 /// How long a reply may take to be accepted by a client.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 

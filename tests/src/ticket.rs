@@ -1,0 +1,168 @@
+//! Ticket-server processes for the tests: `target/release/ticket-server serve` on free
+//! loopback ports (override the binary with `TICKET_SERVER`), killed on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::free_port;
+
+/// Path of the ticket-server binary.
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("TICKET_SERVER") {
+        return PathBuf::from(path);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let path = root.join("target/release/ticket-server");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build --release -p ticket-server` (make test does)",
+        path.display()
+    );
+    path
+}
+
+/// A running `ticket-server serve`; killed on drop (its data directory is the caller's).
+pub struct TicketServer {
+    child: Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Arguments it was started with, to restart it alike.
+    args: Vec<String>,
+}
+
+impl TicketServer {
+    /// Starts server `offset` of `increment` on `data_dir`, with `extra` flags, on a free port.
+    pub fn start(offset: u64, increment: u64, data_dir: &Path, extra: &[&str]) -> TicketServer {
+        let port = free_port();
+        let mut args: Vec<String> = vec![
+            "serve".into(),
+            "--listen".into(),
+            format!("127.0.0.1:{port}"),
+            "--offset".into(),
+            offset.to_string(),
+            "--increment".into(),
+            increment.to_string(),
+            "--data-dir".into(),
+            data_dir.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        TicketServer::spawn(port, args)
+    }
+
+    fn spawn(port: u16, args: Vec<String>) -> TicketServer {
+        let mut server = TicketServer {
+            child: spawn_child(&args),
+            port,
+            args,
+        };
+        server.wait_ready();
+        server
+    }
+
+    fn wait_ready(&mut self) {
+        let server = self;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut con) = server.try_connection() {
+                // Any answer will do: with --requirepass it is NOAUTH.
+                match redis::cmd("PING").query::<String>(&mut con) {
+                    Ok(_) => return,
+                    Err(e) if e.code().is_some() => return,
+                    Err(_) => {}
+                }
+            }
+            assert!(
+                matches!(server.child.try_wait(), Ok(None)),
+                "ticket-server exited at start: {:?}",
+                server.args
+            );
+            assert!(
+                Instant::now() < deadline,
+                "ticket-server did not answer PING: {:?}",
+                server.args
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Starts it again on the same port, directory and flags.
+    pub fn restart(&mut self) {
+        self.kill9();
+        self.child = spawn_child(&self.args);
+        self.wait_ready();
+    }
+
+    fn try_connection(&self) -> redis::RedisResult<redis::Connection> {
+        redis::Client::open(self.url())?.get_connection_with_timeout(Duration::from_secs(2))
+    }
+
+    /// `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// A new connection.
+    pub fn connection(&self) -> redis::Connection {
+        self.try_connection().expect("connect to ticket-server")
+    }
+
+    /// Its process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills it with SIGKILL and waits.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits up to `limit` for it to exit; its status, if it did.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+fn spawn_child(args: &[String]) -> Child {
+    Command::new(binary())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run ticket-server")
+}
+
+impl Drop for TicketServer {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// Runs `ticket-server` with `args` to completion: (success, stdout, stderr).
+pub fn run_cli(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(binary())
+        .args(args)
+        .output()
+        .expect("run ticket-server");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

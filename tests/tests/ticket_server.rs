@@ -1,0 +1,413 @@
+//! Ticket servers as real processes on loopback sockets: stepping, durability through kill -9,
+//! the round-robin client, Redis tooling, and hostile input.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use idgen_tests::redis::{self, Value};
+use idgen_tests::ticket::{run_cli, TicketServer};
+use idgen_tests::{cmd, data_dir, error_of};
+use ticket_server::client::{RoundRobin, RETRY_AFTER};
+
+#[test]
+fn odd_and_even_servers_hand_out_disjoint_tickets_under_concurrent_load() {
+    let dir = data_dir("ticket-pair");
+    let odd = TicketServer::start(1, 2, &dir.join("odd"), &["--block", "1000"]);
+    let even = TicketServer::start(2, 2, &dir.join("even"), &["--block", "1000"]);
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let url = if i % 2 == 0 { odd.url() } else { even.url() };
+            std::thread::spawn(move || {
+                let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+                let mut mine = Vec::new();
+                for _ in 0..20 {
+                    let mut pipe = redis::pipe();
+                    for _ in 0..100 {
+                        pipe.cmd("TICKET.NEXT");
+                    }
+                    pipe.cmd("TICKET.NEXT").arg("COUNT").arg(50);
+                    let mut replies: Vec<Value> = pipe.query(&mut con).unwrap();
+                    let Some(Value::Array(batch)) = replies.pop() else {
+                        panic!("COUNT reply")
+                    };
+                    for v in replies.into_iter().chain(batch) {
+                        let Value::Int(t) = v else { panic!("{v:?}") };
+                        mine.push((i % 2, t));
+                    }
+                }
+                mine
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    for h in handles {
+        for (even_server, ticket) in h.join().unwrap() {
+            assert_eq!(
+                ticket % 2,
+                if even_server == 0 { 1 } else { 0 },
+                "{ticket} from the wrong server"
+            );
+            assert!(all.insert(ticket), "{ticket} handed out twice");
+        }
+    }
+    assert_eq!(all.len(), 8 * 20 * 150);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kill_9_under_load_fifty_times_never_repeats_an_acknowledged_ticket() {
+    let dir = data_dir("ticket-kill");
+    // A small block, so that the bound on disk moves many times within each round.
+    let mut server = TicketServer::start(1, 1, &dir, &["--block", "50"]);
+    let mut acknowledged = HashSet::new();
+    for round in 0..50 {
+        let url = server.url();
+        let load = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let Ok(mut con) = redis::Client::open(url).and_then(|c| c.get_connection()) else {
+                return got;
+            };
+            loop {
+                let mut pipe = redis::pipe();
+                pipe.cmd("TICKET.NEXT")
+                    .cmd("TICKET.NEXT")
+                    .arg("COUNT")
+                    .arg(7);
+                match pipe.query::<(u64, Vec<u64>)>(&mut con) {
+                    Ok((one, many)) => {
+                        got.push(one);
+                        got.extend(many);
+                    }
+                    Err(_) => return got,
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20 + (round % 5) * 10));
+        server.kill9();
+        let got = load.join().unwrap();
+        for ticket in got {
+            assert!(
+                acknowledged.insert(ticket),
+                "round {round}: ticket {ticket} handed out twice"
+            );
+        }
+        server.restart();
+    }
+    assert!(
+        acknowledged.len() > 1000,
+        "only {} tickets in 50 rounds",
+        acknowledged.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn round_robin_client_alternates_and_rides_out_a_killed_server() {
+    let dir = data_dir("ticket-rr");
+    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
+    let mut even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
+    let first: Vec<u64> = (0..6)
+        .map(|_| runtime.block_on(client.next("default")).unwrap())
+        .collect();
+    let parities: Vec<u64> = first.iter().map(|t| t % 2).collect();
+    assert!(
+        parities.windows(2).all(|w| w[0] != w[1]),
+        "not alternating: {first:?}"
+    );
+
+    let mut seen: HashSet<u64> = first.into_iter().collect();
+    let mut even_before_kill = 0;
+    let started = Instant::now();
+    let mut killed_at = None;
+    let mut even_after_restart = 0;
+    for i in 0..4000 {
+        if i == 1000 {
+            even_before_kill = seen.iter().filter(|t| *t % 2 == 0).max().copied().unwrap();
+            even.kill9();
+            killed_at = Some(Instant::now());
+        }
+        if i == 2500 {
+            even.restart();
+            // The client probes a failed server again after RETRY_AFTER.
+            std::thread::sleep(RETRY_AFTER + Duration::from_millis(100));
+        }
+        let ticket = runtime
+            .block_on(client.next("default"))
+            .unwrap_or_else(|e| panic!("call {i}: {e}"));
+        assert!(seen.insert(ticket), "call {i}: {ticket} twice");
+        if i > 2500 && ticket.is_multiple_of(2) {
+            assert!(
+                ticket > even_before_kill,
+                "the restarted server went back to {ticket}"
+            );
+            even_after_restart += 1;
+        }
+    }
+    assert!(killed_at.is_some() && started.elapsed() < Duration::from_secs(60));
+    assert!(
+        even_after_restart > 100,
+        "the restarted server was not used again ({even_after_restart})"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn redis_cli_redis_benchmark_and_the_redis_crate_work_unchanged() {
+    let dir = data_dir("ticket-tools");
+    let server = TicketServer::start(1, 1, &dir, &[]);
+    let port = server.port.to_string();
+    let out = Command::new("redis-cli")
+        .args(["-p", &port, "TICKET.NEXT"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+    let out = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &port,
+            "-n",
+            "20000",
+            "-c",
+            "10",
+            "-P",
+            "16",
+            "-q",
+            "TICKET.NEXT",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("requests per second"),
+        "{text}"
+    );
+    let current: u64 = cmd(&["TICKET.CURRENT"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert_eq!(current, 20_001);
+
+    let mut resp2 = server.connection();
+    let mut resp3 = redis::Client::open(format!("{}?protocol=resp3", server.url()))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let a: u64 = cmd(&["TICKET.NEXT"]).query(&mut resp2).unwrap();
+    let b: u64 = cmd(&["TICKET.NEXT"]).query(&mut resp3).unwrap();
+    assert_eq!(b, a + 1);
+    let hello = cmd(&["HELLO", "3"]).query::<Value>(&mut resp3).unwrap();
+    assert!(matches!(hello, Value::Map(_)), "{hello:?}");
+    let none: Option<u64> = cmd(&["TICKET.CURRENT", "fresh"]).query(&mut resp3).unwrap();
+    assert_eq!(none, None);
+    let info: String = cmd(&["INFO"]).query(&mut resp2).unwrap();
+    assert!(
+        info.contains("offset:1") && info.contains("sequence_default:next=20004"),
+        "{info}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sends raw bytes; returns what the server answered before closing (or within 2 s).
+fn raw(port: u16, bytes: &[u8]) -> (String, bool) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    stream.write_all(bytes).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let closed = loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(_) => break false,
+        }
+    };
+    (String::from_utf8_lossy(&got).into_owned(), closed)
+}
+
+#[test]
+fn hostile_input_gets_errors_or_a_closed_connection_and_the_server_carries_on() {
+    let dir = data_dir("ticket-hostile");
+    let server = TicketServer::start(1, 1, &dir, &["--timeout", "1"]);
+    let closing: &[(&[u8], &str)] = &[
+        (b"GARBAGE\r\n", "-ERR Protocol error"),
+        (
+            b"*1\r\n$2147483648\r\n",
+            "-ERR Protocol error: invalid bulk length",
+        ),
+        (b"*99999999\r\n", "-ERR Protocol error: too many arguments"),
+        (b"*1\r\n$3\r\nPINGXX", "-ERR Protocol error: expected CRLF"),
+        (b"*2\r\n$-5\r\n", "-ERR Protocol error: invalid length"),
+    ];
+    for (input, want) in closing {
+        let (got, closed) = raw(server.port, input);
+        assert!(
+            got.starts_with(want) && closed,
+            "{:?}: {got:?} closed={closed}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    // A request that never completes is bounded too: the idle timeout closes it.
+    let (got, closed) = raw(server.port, b"*3\r\n$10\r\nTICKET.");
+    assert!(got.is_empty() && closed, "{got:?}");
+
+    let mut con = server.connection();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["NOSUCH", "x"],
+            "ERR unknown command 'NOSUCH', with args beginning with: 'x'",
+        ),
+        (
+            &["TICKET.NEXT", "a", "b", "c", "d"],
+            "ERR wrong number of arguments for 'ticket.next' command",
+        ),
+        (
+            &["TICKET.NEXT", "COUNT", "0"],
+            "ERR COUNT must be between 1 and 100000",
+        ),
+        (
+            &["TICKET.NEXT", "COUNT", "100001"],
+            "ERR COUNT must be between 1 and 100000",
+        ),
+        (
+            &["TICKET.NEXT", "COUNT", "many"],
+            "ERR value is not an integer or out of range",
+        ),
+        (&["TICKET.NEXT", "s", "LIMIT", "3"], "ERR syntax error"),
+        (
+            &["TICKET.NEXT", "bad/name"],
+            "ERR sequence names are 1 to 64",
+        ),
+        (
+            &["TICKET.CURRENT", "a", "b"],
+            "ERR wrong number of arguments",
+        ),
+        (&["SELECT", "1"], "ERR DB index is out of range"),
+        (&["HELLO", "4"], "NOPROTO"),
+        (
+            &["AUTH", "pw"],
+            "ERR AUTH <password> called without any password",
+        ),
+        (&["CLIENT", "KILL"], "ERR unknown subcommand 'KILL'"),
+        (
+            &["CONFIG", "SET", "save", ""],
+            "ERR unknown subcommand 'SET'",
+        ),
+        (&["ECHO"], "ERR wrong number of arguments"),
+    ];
+    for (words, want) in cases {
+        let err = error_of(&mut con, &cmd(words));
+        assert!(err.starts_with(want), "{words:?}: {err}");
+    }
+    let (got, closed) = raw(server.port, b"*1\r\n$4\r\nQUIT\r\n");
+    assert_eq!((got.as_str(), closed), ("+OK\r\n", true));
+    let pong: String = cmd(&["PING"]).query(&mut server.connection()).unwrap();
+    assert_eq!(pong, "PONG");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn requirepass_is_enforced() {
+    let dir = data_dir("ticket-auth");
+    let server = TicketServer::start(1, 1, &dir, &["--requirepass", "s3cret"]);
+    let mut con = server.connection();
+    assert!(error_of(&mut con, &cmd(&["TICKET.NEXT"])).starts_with("NOAUTH"));
+    assert!(error_of(&mut con, &cmd(&["AUTH", "wrong"])).starts_with("WRONGPASS"));
+    let _: () = cmd(&["AUTH", "s3cret"]).query(&mut con).unwrap();
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, 1);
+    let url = format!("redis://:s3cret@127.0.0.1:{}/?protocol=resp3", server.port);
+    let t: u64 = cmd(&["TICKET.NEXT"])
+        .query(&mut redis::Client::open(url).unwrap().get_connection().unwrap())
+        .unwrap();
+    assert_eq!(t, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_start_up_settings_are_refused_with_a_message() {
+    let dir = data_dir("ticket-flags");
+    let d = dir.display().to_string();
+    let (ok, _, err) = run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "3",
+        "--increment",
+        "2",
+        "--data-dir",
+        &d,
+    ]);
+    assert!(
+        !ok && err.contains("--offset must be between 1 and --increment (2), got 3"),
+        "{err}"
+    );
+    let (ok, _, err) = run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--increment",
+        "0",
+        "--data-dir",
+        &d,
+    ]);
+    assert!(
+        !ok && err.contains("--increment must be at least 1"),
+        "{err}"
+    );
+    // A data directory written by server 1 of 2 cannot be reused as server 1 of 3.
+    drop(TicketServer::start(1, 2, &dir, &[]).connection());
+    {
+        let s = TicketServer::start(1, 2, &dir, &[]);
+        let _: u64 = cmd(&["TICKET.NEXT"]).query(&mut s.connection()).unwrap();
+    }
+    let (ok, _, err) = run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "1",
+        "--increment",
+        "3",
+        "--data-dir",
+        &d,
+    ]);
+    assert!(!ok && err.contains("renumbering"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigterm_shuts_down_gracefully() {
+    let dir = data_dir("ticket-term");
+    let mut server = TicketServer::start(1, 1, &dir, &[]);
+    let _idle = server.connection();
+    let status = Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = server
+        .wait_exit(Duration::from_secs(10))
+        .expect("still running 10 s after SIGTERM");
+    assert!(exit.success(), "{exit:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_cli_prints_tickets_round_robin() {
+    let dir = data_dir("ticket-cli");
+    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
+    let even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let servers = format!("{},{}", odd.addr(), even.addr());
+    let (ok, out, err) = run_cli(&["next", "--servers", &servers, "--count", "4"]);
+    assert!(ok, "{err}");
+    let tickets: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(tickets, vec![1, 2, 3, 4]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

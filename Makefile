@@ -24,6 +24,7 @@ lint: deps
 bench: build
 	cargo build --release -p idgen-benches
 	benches/module.sh
+	benches/ticket.sh
 
 clean:
 	cargo clean

@@ -6,11 +6,13 @@
 
 use std::time::Duration;
 
+use std::io;
+
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
-use tokio::time::timeout;
+use tokio::time::{timeout, Instant};
 
 use crate::cmd::{execute, Session};
 use crate::frame::{parse_request, Reply};
@@ -20,6 +22,13 @@ use crate::shared::Shared;
 pub const MAX_QUERY: usize = 1024 * 1024;
 /// How long a reply may take to be accepted by a client.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Bytes of room made in the input buffer before each read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// How often at most the idle timer is pushed back: resetting a timer on every request would
+/// cost more than the request.
+const IDLE_RESOLUTION: Duration = Duration::from_secs(1);
 
 /// Serves `socket` until the client leaves, misbehaves, idles out, or the server shuts down.
 pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcast::Receiver<()>) {
@@ -33,6 +42,15 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
     };
     let mut input = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
+    // Without a timeout the timer is set a year ahead, which is as good as never.
+    let idle = shared
+        .config
+        .idle_timeout
+        .unwrap_or(Duration::from_secs(365 * 86_400));
+    let mut pushed_back = Instant::now();
+    let idle_timer = tokio::time::sleep(idle);
+    let shutting_down = shutdown.recv();
+    tokio::pin!(idle_timer, shutting_down);
     loop {
         let mut close = false;
         loop {
@@ -77,16 +95,27 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
         if close {
             return;
         }
-        let read = socket.read_buf(&mut input);
-        let idle = shared.config.idle_timeout;
+        input.reserve(READ_CHUNK);
+        let room = input.capacity() - input.len();
         tokio::select! {
-            result = async { match idle { Some(limit) => timeout(limit, read).await.ok(), None => Some(read.await) } } => {
-                match result {
-                    Some(Ok(n)) if n > 0 => {}
-                    _ => return, // closed, failed, or idle too long
+            biased;
+            read = socket.read_buf(&mut input) => {
+                let Ok(n @ 1..) = read else {
+                    return; // closed or failed
+                };
+                if n < room {
+                    // A short read drained the socket: say so, so that the next read waits for
+                    // the next event instead of costing a system call that finds nothing.
+                    let _ = socket.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
+                }
+                let now = Instant::now();
+                if now - pushed_back >= IDLE_RESOLUTION {
+                    pushed_back = now;
+                    idle_timer.as_mut().reset(now + idle);
                 }
             }
-            _ = shutdown.recv() => return,
+            _ = &mut idle_timer => return,
+            _ = &mut shutting_down => return,
         }
     }
 }

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# The module end to end: a redis-server with it on a free loopback port, IDs of each kind made
-# and decoded with redis-cli, then the server stopped.
+# End to end: a redis-server with the module on a free loopback port, IDs of each kind made and
+# decoded with redis-cli; then an odd/even pair of ticket servers and tickets from both through
+# the round-robin client. Everything started is stopped at the end.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 DIR=$(mktemp -d /tmp/idgen-demo.XXXXXX)
 PORT=$(free_port)
-trap 'stop_redis "$DIR" "$PORT"; rm -rf "$DIR"' EXIT
+TICKET_PIDS=()
+cleanup() {
+  stop_redis "$DIR" "$PORT"
+  for pid in "${TICKET_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
 start_redis "$DIR" "$PORT" worker-id 3 datacenter-id 1
 
 run() {
@@ -34,5 +42,26 @@ echo "Errors are replies, never crashes:"
 run SNOWFLAKE.NEXT COUNT 0
 run CONFIG SET idgen.worker-id 4
 run DATESEQ.NEXT order DIGITS 11
+
 echo
-echo "demo done; the server is stopped."
+echo "== Flickr-style ticket servers: odd (offset 1 of 2) and even (offset 2 of 2)"
+ODD=$(free_port)
+EVEN=$(free_port)
+for k in 1 2; do
+  port=$([ "$k" = 1 ] && echo "$ODD" || echo "$EVEN")
+  "$ROOT/target/release/ticket-server" serve --listen "127.0.0.1:$port" --offset "$k" --increment 2 \
+    --data-dir "$DIR/tickets-$k" 2>>"$DIR/tickets.log" &
+  TICKET_PIDS+=($!)
+  for _ in $(seq 100); do
+    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+    sleep 0.05
+  done
+done
+printf '\n$ redis-cli -p %s TICKET.NEXT   # odd\n' "$ODD"
+redis-cli -p "$ODD" TICKET.NEXT
+printf '\n$ redis-cli -p %s TICKET.NEXT COUNT 3   # even\n' "$EVEN"
+redis-cli -p "$EVEN" TICKET.NEXT COUNT 3
+printf '\n$ ticket-server next --servers 127.0.0.1:%s,127.0.0.1:%s --count 6\n' "$ODD" "$EVEN"
+"$ROOT/target/release/ticket-server" next --servers "127.0.0.1:$ODD,127.0.0.1:$EVEN" --count 6
+echo
+echo "demo done; every server is stopped."

@@ -411,3 +411,32 @@ fn the_cli_prints_tickets_round_robin() {
     assert_eq!(tickets, vec![1, 2, 3, 4]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_client_that_pipelines_without_reading_cannot_balloon_memory() {
+    let dir = data_dir("ticket-flood");
+    let server = TicketServer::start(1, 1, &dir, &[]);
+    let before = rss_kib(server.pid());
+    // 300 requests whose replies would be about 360 MB if the server kept them all.
+    let mut flood = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let request = b"*3\r\n$11\r\nTICKET.NEXT\r\n$5\r\nCOUNT\r\n$6\r\n100000\r\n";
+    for _ in 0..300 {
+        flood.write_all(request).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let after = rss_kib(server.pid());
+    assert!(
+        after < before + 64 * 1024,
+        "RSS grew from {before} KiB to {after} KiB"
+    );
+    let pong: String = cmd(&["PING"]).query(&mut server.connection()).unwrap();
+    assert_eq!(pong, "PONG", "other clients are still served");
+    drop(flood);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,8 +1,9 @@
 //! One client connection: read requests, run them in order, write the replies in one batch.
 //!
 //! Bounded: a request larger than [`MAX_QUERY`] or malformed gets an error and a closed
-//! connection; an idle client is dropped after the configured timeout; a client that stops
-//! reading its replies is dropped after [`WRITE_TIMEOUT`].
+//! connection; an idle client is dropped after the configured timeout; replies are sent in
+//! batches of about [`REPLY_BATCH`] bytes, so a client that pipelines without reading holds at
+//! most one batch and one request's reply in memory, and is dropped after [`WRITE_TIMEOUT`].
 
 use std::time::Duration;
 
@@ -22,6 +23,9 @@ use crate::shared::Shared;
 pub const MAX_QUERY: usize = 1024 * 1024;
 /// How long a reply may take to be accepted by a client.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Replies are sent once they reach this many bytes, before more requests run.
+const REPLY_BATCH: usize = 64 * 1024;
 
 /// Bytes of room made in the input buffer before each read.
 const READ_CHUNK: usize = 16 * 1024;
@@ -53,7 +57,9 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
     tokio::pin!(idle_timer, shutting_down);
     loop {
         let mut close = false;
-        loop {
+        // Run requests until the replies make a batch worth sending: a client pipelining many
+        // large requests without reading must not make the server buffer all their replies.
+        while out.len() < REPLY_BATCH {
             match parse_request(&mut input) {
                 Ok(Some(args)) => {
                     let mut reply = Reply {
@@ -78,6 +84,7 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
                 }
             }
         }
+        let batch_full = out.len() >= REPLY_BATCH;
         if !close && input.len() > MAX_QUERY {
             Reply {
                 out: &mut out,
@@ -94,6 +101,9 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
         }
         if close {
             return;
+        }
+        if batch_full {
+            continue; // requests may be waiting in the buffer already
         }
         input.reserve(READ_CHUNK);
         let room = input.capacity() - input.len();

@@ -68,7 +68,7 @@ compare() {
 }
 
 echo "redis-server :$REDIS_PORT, ticket-server :$ODD_PORT (odd) and :$EVEN_PORT (even); $ROUNDS rounds" >&2
-compare 1 100000
+compare 1 300000
 compare 64 1000000
 
 single=$("${CLIENT_CPU[@]}" "$TICKET_RATE" --servers "127.0.0.1:$ODD_PORT" --seconds 5)

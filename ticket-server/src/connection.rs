@@ -94,10 +94,15 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
             close = true;
         }
         if !out.is_empty() {
-            match timeout(WRITE_TIMEOUT, socket.write_all(&out)).await {
-                Ok(Ok(())) => out.clear(),
-                _ => return,
+            // Most replies fit the socket buffer at once; only a slow reader needs the timer.
+            let sent = socket.try_write(&out).unwrap_or(0);
+            if sent < out.len() {
+                match timeout(WRITE_TIMEOUT, socket.write_all(&out[sent..])).await {
+                    Ok(Ok(())) => {}
+                    _ => return,
+                }
             }
+            out.clear();
         }
         if close {
             return;

@@ -46,11 +46,9 @@ pub async fn execute(
     shared: &Shared,
     reply: &mut Reply<'_>,
 ) {
-    let name = args
-        .first()
-        .map(|n| n.to_ascii_uppercase())
-        .unwrap_or_default();
-    let result = match name.as_slice() {
+    let mut upper = [0u8; 16];
+    let name = args.first().map_or(&b""[..], |n| uppercase(n, &mut upper));
+    let result = match name {
         b"AUTH" => auth::run(args, session, shared, reply),
         b"HELLO" => hello::run(args, session, shared, reply),
         b"QUIT" => quit::run(args, session, reply),
@@ -69,6 +67,17 @@ pub async fn execute(
     if let Err(text) = result {
         reply.error(&text);
     }
+}
+
+/// `name` in capitals, in `buf` (names longer than any command are left as they are).
+fn uppercase<'a>(name: &'a [u8], buf: &'a mut [u8; 16]) -> &'a [u8] {
+    if name.len() > buf.len() {
+        return name;
+    }
+    let out = &mut buf[..name.len()];
+    out.copy_from_slice(name);
+    out.make_ascii_uppercase();
+    out
 }
 
 /// Redis's wording for an unknown command.

@@ -16,16 +16,22 @@ pub mod ticket;
 
 /// Path of the module to load.
 pub fn module_path() -> PathBuf {
-    if let Some(path) = std::env::var_os("IDGEN_MODULE") {
+    release_artifact("IDGEN_MODULE", "libredis_idgen.so", "redis-idgen")
+}
+
+/// `target/release/FILE` of the workspace, or the path in `env_var`; a clear failure when it is
+/// missing (`make test` builds it first).
+pub fn release_artifact(env_var: &str, file: &str, package: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env_var) {
         return PathBuf::from(path);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("workspace root");
-    let path = root.join("target/release/libredis_idgen.so");
+    let path = root.join("target/release").join(file);
     assert!(
         path.exists(),
-        "{} is missing: build it with `cargo build --release -p redis-idgen` (make test does)",
+        "{} is missing: build it with `cargo build --release -p {package}` (make test does)",
         path.display()
     );
     path

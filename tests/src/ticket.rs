@@ -5,23 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::free_port;
+use crate::{free_port, release_artifact};
 
 /// Path of the ticket-server binary.
 pub fn binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("TICKET_SERVER") {
-        return PathBuf::from(path);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root");
-    let path = root.join("target/release/ticket-server");
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build --release -p ticket-server` (make test does)",
-        path.display()
-    );
-    path
+    release_artifact("TICKET_SERVER", "ticket-server", "ticket-server")
 }
 
 /// A running `ticket-server serve`; killed on drop (its data directory is the caller's).

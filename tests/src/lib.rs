@@ -79,6 +79,8 @@ pub struct Options {
     pub config_lines: Vec<String>,
     /// Reuse this directory (data survives restarts) instead of a fresh one.
     pub dir: Option<PathBuf>,
+    /// A plain redis-server, without the module.
+    pub no_module: bool,
 }
 
 impl Options {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use idgen_benches::compare::mariadb::{FlickrClient, MariaDb};
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
     drive, properties, svg, Budget, Measurement, Row, CONNECTIONS, PIPELINES,
@@ -32,6 +33,8 @@ enum Target {
     RoundRobin(Arc<RoundRobin>),
     /// A generator called in this process (128-bit IDs).
     InProcess(fn() -> u128),
+    /// Flickr's MariaDB ticket servers, used in turn by each client.
+    Flickr(Vec<String>),
     /// Not available here, and why.
     Missing(String),
 }
@@ -73,6 +76,15 @@ fn main() -> Result<()> {
     let mut even = TicketServer::start(2, 2, &dir.join("even"), &[]);
     let pair = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()])?);
     let runtime = tokio::runtime::Runtime::new()?;
+    let flickr = runtime.block_on(async {
+        let first = MariaDb::start(&dir, 1, 2).await?;
+        let second = MariaDb::start(&dir, 2, 2).await?;
+        Ok::<_, String>((first, second))
+    });
+    let flickr_target = match &flickr {
+        Ok((a, b)) => Target::Flickr(vec![a.url(), b.url()]),
+        Err(why) => Target::Missing(why.clone()),
+    };
 
     let approaches = vec![
         Approach {
@@ -148,20 +160,18 @@ fn main() -> Result<()> {
             coordination: "none",
         },
         Approach {
-            name: "Flickr original on MariaDB",
-            target: Target::Missing(
-                "the MariaDB driver and server set-up are not built yet".into(),
-            ),
+            name: "Flickr original: 2 MariaDB, REPLACE INTO",
+            target: flickr_target,
             bits: 64,
-            node_death: "n/a".into(),
-            coordination: "auto-increment-increment/offset per server",
+            node_death: "not measured: clients skip the dead server (as the pair above)".into(),
+            coordination: "auto-increment-increment and -offset per server",
         },
     ];
 
     let scenarios: usize = approaches
         .iter()
         .map(|a| match a.target {
-            Target::InProcess(_) => CONNECTIONS.len(),
+            Target::InProcess(_) | Target::Flickr(_) => CONNECTIONS.len(),
             Target::Missing(_) => 0,
             _ => CONNECTIONS.len() * PIPELINES.len(),
         })
@@ -180,8 +190,9 @@ fn main() -> Result<()> {
         let mut repeats = 0;
         let result: Result<(), String> = (|| {
             for &c in &CONNECTIONS {
+                // MySQL's protocol has no pipelining; in-process calls have nothing to pipeline.
                 let pipelines: &[usize] = match approach.target {
-                    Target::InProcess(_) => &[1],
+                    Target::InProcess(_) | Target::Flickr(_) => &[1],
                     _ => &PIPELINES,
                 };
                 for &p in pipelines {
@@ -234,6 +245,7 @@ fn main() -> Result<()> {
     write_report(&out, &rows, &props, quick, budget)?;
     println!("{}", report::summary(&rows));
     println!("report: {}", out.join("report.md").display());
+    drop(flickr);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
@@ -325,6 +337,27 @@ fn measure(
                             .into_iter()
                             .collect::<Result<Vec<u64>>>()
                     }
+                },
+            ));
+            run.map(with_repeats)
+        }
+        Target::Flickr(urls) => {
+            let urls = urls.clone();
+            let run = runtime.block_on(drive::run(
+                connections,
+                pipeline,
+                budget,
+                || {
+                    let urls = urls.clone();
+                    async move {
+                        Ok(Arc::new(tokio::sync::Mutex::new(
+                            FlickrClient::connect(&urls).await?,
+                        )))
+                    }
+                },
+                |client: &mut Arc<tokio::sync::Mutex<FlickrClient>>, _| {
+                    let client = Arc::clone(client);
+                    async move { Ok(vec![client.lock().await.ticket().await?]) }
                 },
             ));
             run.map(with_repeats)

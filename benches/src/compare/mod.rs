@@ -2,6 +2,7 @@
 //! the same client code over the same scenarios, then a report with tables and plots.
 
 pub mod drive;
+pub mod mariadb;
 pub mod properties;
 pub mod report;
 pub mod svg;
@@ -26,7 +27,7 @@ impl Budget {
     /// `--quick`: the whole comparison in well under a minute.
     pub fn quick() -> Self {
         Budget {
-            duration: Duration::from_millis(250),
+            duration: Duration::from_millis(200),
             max_requests: 2_000_000,
         }
     }

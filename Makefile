@@ -1,6 +1,6 @@
-# make demo: build, then run the module end to end.  make test: every test.
+# make demo: build, run the module and the ticket pair end to end, then the quick comparison.
+# make test: every test.  make bench: the full comparison and the INCR benchmarks.
 # Both install what is missing first (scripts/deps.sh).
-MODULE := target/release/libredis_idgen.so
 
 .PHONY: all deps build demo test lint bench clean
 all: build
@@ -13,6 +13,9 @@ build: deps
 
 demo: build
 	scripts/demo.sh
+	@scripts/deps.sh --optional mariadb-server
+	cargo bench --bench compare -- --quick
+	@echo "comparison report: target/compare/report.md (plots beside it)"
 
 test: build
 	cargo test --workspace
@@ -22,9 +25,12 @@ lint: deps
 	cargo clippy --workspace --all-targets -- -D warnings
 
 bench: build
+	@scripts/deps.sh --optional mariadb-server
+	cargo bench --bench compare
 	cargo build --release -p idgen-benches
 	benches/module.sh
 	benches/ticket.sh
+	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md"
 
 clean:
 	cargo clean

@@ -2,7 +2,24 @@
 # Installs what the build and the tests need and are missing: redis-server, redis-tools
 # (redis-cli, redis-benchmark), libclang-dev (bindgen, for redis-module) and a C linker.
 # With apt-get as root it installs them; otherwise it says what to install and fails.
+#
+# `deps.sh --optional mariadb-server`: tries to install mariadb-server too (for the Flickr row of
+# the comparison) and carries on without it, since the report then says why the row is missing.
 set -euo pipefail
+
+if [ "${1:-}" = --optional ]; then
+  shift
+  command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] && exit 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing (optional): $*"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq "$@" || { apt-get update -qq && apt-get install -y -qq "$@"; }; } >/dev/null 2>&1 \
+      || echo "could not install $*: the comparison will say so in its report"
+  else
+    echo "optional: $* (not root: install it yourself for the Flickr/MariaDB row of the comparison)"
+  fi
+  exit 0
+fi
 
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)

@@ -2,10 +2,10 @@
 
 use std::fmt::Write;
 
-const W: f64 = 860.0;
+const W: f64 = 900.0;
 const H: f64 = 420.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 320.0;
+const RIGHT: f64 = 360.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
 const COLORS: [&str; 10] = [

@@ -361,12 +361,29 @@ fn bad_start_up_settings_are_refused_with_a_message() {
         !ok && err.contains("--increment must be at least 1"),
         "{err}"
     );
-    // A data directory written by server 1 of 2 cannot be reused as server 1 of 3.
-    drop(TicketServer::start(1, 2, &dir, &[]).connection());
+    // A data directory is used by one server at a time, and only as the server that wrote it.
     {
         let s = TicketServer::start(1, 2, &dir, &[]);
         let _: u64 = cmd(&["TICKET.NEXT"]).query(&mut s.connection()).unwrap();
     }
+    let running = TicketServer::start(1, 2, &dir, &[]);
+    let serve = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "1",
+        "--increment",
+        "2",
+        "--data-dir",
+        &d,
+    ];
+    let (ok, _, err) = run_cli(&serve);
+    assert!(
+        !ok && err.contains("in use by another ticket server"),
+        "two servers on one directory: {err}"
+    );
+    drop(running);
     let (ok, _, err) = run_cli(&[
         "serve",
         "--listen",

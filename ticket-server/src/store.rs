@@ -78,6 +78,9 @@ pub struct Store {
     step: Step,
     block: u64,
     sequences: Mutex<HashMap<String, Arc<Sequence>>>,
+    /// `LOCK` in the directory, held while the store is open: two servers on one directory
+    /// would hand out the same tickets.
+    _lock: File,
 }
 
 struct State {
@@ -106,11 +109,20 @@ impl Store {
     /// When the directory cannot be made, or holds sequences of another offset or increment.
     pub fn open(dir: &Path, step: Step, block: u64) -> anyhow::Result<Store> {
         fs::create_dir_all(dir)?;
+        let lock = File::create(dir.join("LOCK"))?;
+        if lock.try_lock().is_err() {
+            anyhow::bail!(
+                "{} is in use by another ticket server: two servers on one data directory would \
+                 hand out the same tickets",
+                dir.display()
+            );
+        }
         let store = Store {
             dir: dir.to_path_buf(),
             step,
             block: block.max(1),
             sequences: Mutex::new(HashMap::new()),
+            _lock: lock,
         };
         for entry in fs::read_dir(dir)? {
             let path = entry?.path();
@@ -422,6 +434,17 @@ mod tests {
             matches!(seq.take(1).await, Err(StoreError::Failed(_))),
             "stays stopped"
         );
+    }
+
+    #[test]
+    fn one_data_directory_serves_one_store_at_a_time() {
+        let d = dir("lock");
+        let first = Store::open(&d, ODD, 4).unwrap();
+        let err = Store::open(&d, ODD, 4).err().unwrap().to_string();
+        assert!(err.contains("in use by another ticket server"), "{err}");
+        drop(first);
+        assert!(Store::open(&d, ODD, 4).is_ok());
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

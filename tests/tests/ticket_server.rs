@@ -329,72 +329,48 @@ fn requirepass_is_enforced() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn bad_start_up_settings_are_refused_with_a_message() {
-    let dir = data_dir("ticket-flags");
-    let d = dir.display().to_string();
+/// `ticket-server serve` as server `offset` of `increment` on `dir`, run to its end.
+fn serve_once(offset: &str, increment: &str, dir: &str) -> (bool, String) {
     let (ok, _, err) = run_cli(&[
         "serve",
         "--listen",
         "127.0.0.1:0",
         "--offset",
-        "3",
+        offset,
         "--increment",
-        "2",
+        increment,
         "--data-dir",
-        &d,
+        dir,
     ]);
+    (ok, err)
+}
+
+#[test]
+fn bad_start_up_settings_are_refused_with_a_message() {
+    let dir = data_dir("ticket-flags");
+    let d = dir.display().to_string();
+    let (ok, err) = serve_once("3", "2", &d);
     assert!(
         !ok && err.contains("--offset must be between 1 and --increment (2), got 3"),
         "{err}"
     );
-    let (ok, _, err) = run_cli(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--increment",
-        "0",
-        "--data-dir",
-        &d,
-    ]);
+    let (ok, err) = serve_once("1", "0", &d);
     assert!(
         !ok && err.contains("--increment must be at least 1"),
         "{err}"
     );
     // A data directory is used by one server at a time, and only as the server that wrote it.
-    {
-        let s = TicketServer::start(1, 2, &dir, &[]);
-        let _: u64 = cmd(&["TICKET.NEXT"]).query(&mut s.connection()).unwrap();
-    }
     let running = TicketServer::start(1, 2, &dir, &[]);
-    let serve = [
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--offset",
-        "1",
-        "--increment",
-        "2",
-        "--data-dir",
-        &d,
-    ];
-    let (ok, _, err) = run_cli(&serve);
+    let _: u64 = cmd(&["TICKET.NEXT"])
+        .query(&mut running.connection())
+        .unwrap();
+    let (ok, err) = serve_once("1", "2", &d);
     assert!(
         !ok && err.contains("in use by another ticket server"),
         "two servers on one directory: {err}"
     );
     drop(running);
-    let (ok, _, err) = run_cli(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--offset",
-        "1",
-        "--increment",
-        "3",
-        "--data-dir",
-        &d,
-    ]);
+    let (ok, err) = serve_once("1", "3", &d);
     assert!(!ok && err.contains("renumbering"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

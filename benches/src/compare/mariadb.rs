@@ -47,7 +47,7 @@ impl MariaDb {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let data = dir.join("data");
-        let as_root = std::env::var("USER").map(|u| u == "root").unwrap_or(false) || is_root();
+        let as_root = is_root(); // mariadbd refuses to run as root unless told to
         let mut init = Command::new(install);
         init.arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))

@@ -65,6 +65,15 @@ fn log_pos(v: f64, min: f64, max: f64) -> f64 {
     (v.max(min).log10() - min.log10()) / (max.log10() - min.log10()).max(1e-9)
 }
 
+/// The whole decades (powers of 10) that hold every value, at least 1.
+fn decade_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (min, max) = values.fold((f64::MAX, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (
+        10f64.powf(min.max(1.0).log10().floor()),
+        10f64.powf(max.log10().ceil()),
+    )
+}
+
 fn decades(min: f64, max: f64) -> Vec<f64> {
     let (lo, hi) = (min.log10().floor() as i32, max.log10().ceil() as i32);
     (lo..=hi).map(|e| 10f64.powi(e)).collect()
@@ -88,16 +97,11 @@ pub fn lines(
     series: &[(String, Vec<f64>)],
 ) -> String {
     let mut s = frame(title, x_label, y_label);
-    let values: Vec<f64> = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .filter(|v| *v > 0.0)
-        .collect();
-    let min = values.iter().copied().fold(f64::MAX, f64::min).max(1.0);
-    let max = values.iter().copied().fold(1.0, f64::max);
-    let (min, max) = (
-        10f64.powf(min.log10().floor()),
-        10f64.powf(max.log10().ceil()),
+    let (min, max) = decade_range(
+        series
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .filter(|v| *v > 0.0),
     );
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
@@ -154,15 +158,10 @@ pub fn cdf(title: &str, series: &[(String, Vec<u32>)]) -> String {
         "round-trip latency (µs, log scale)",
         "share of requests",
     );
-    let all: Vec<f64> = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().map(|&x| x.max(1) as f64))
-        .collect();
-    let min = all.iter().copied().fold(f64::MAX, f64::min).max(1.0);
-    let max = all.iter().copied().fold(1.0, f64::max);
-    let (min, max) = (
-        10f64.powf(min.log10().floor()),
-        10f64.powf(max.log10().ceil()),
+    let (min, max) = decade_range(
+        series
+            .iter()
+            .flat_map(|(_, v)| v.iter().map(|&x| x.max(1) as f64)),
     );
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;

@@ -26,7 +26,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v cc >/dev/null || missing+=(gcc)
 [ -x /usr/bin/kill ] || [ -x /bin/kill ] || missing+=(procps) # the tests send SIGTERM
-ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
+# bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.
+compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -5,12 +5,19 @@
 # Dockerfiles then build on it through their BASE argument. Where a registry is reachable,
 # `docker build` with the default BASE works as well.
 #
-# Usage: docker/build-images.sh   (from anywhere; builds the release artifacts first)
+# Usage: docker/build-images.sh [--skip-build]   (from anywhere)
+#   Builds the release artifacts first, unless --skip-build (the container tests pass it: they
+#   run inside `cargo test`, which holds cargo's build lock, after `make test` built them).
 # Makes: idgen/redis-idgen:local, idgen/ticket-server:local
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-cargo build --release -q -p redis-idgen -p ticket-server
+if [ "${1:-}" != --skip-build ]; then
+  cargo build --release -q -p redis-idgen -p ticket-server
+fi
+for artifact in target/release/libredis_idgen.so target/release/ticket-server; do
+  [ -f "$artifact" ] || { echo "$artifact is missing: run make build" >&2; exit 1; }
+done
 
 # make_base TAG FILE...: a scratch image holding FILEs and every library they load.
 make_base() {

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 pub use redis;
 
+pub mod containers;
 pub mod ticket;
 
 /// Path of the module to load.

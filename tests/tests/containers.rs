@@ -1,0 +1,332 @@
+//! The project's Docker images under testcontainers: the module through a mapped port, a
+//! primary and a replica on one Docker network, and the odd/even ticket servers with one
+//! container killed and restarted under load; and docker/compose.yml brought up.
+//!
+//! They need a Docker engine; `IDGEN_SKIP_DOCKER=1` skips them on purpose (README).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use idgen_core::dateseq::Calendar;
+use idgen_tests::containers::{
+    docker, docker_ready, redis_image, ticket_image, unique_name, Cli, Compose,
+};
+use idgen_tests::{cmd, data_dir, error_of, free_port, now_ms, wait_for};
+use ticket_server::client::{RoundRobin, RETRY_AFTER};
+
+fn connect(port: u16) -> redis::Connection {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .unwrap()
+        .get_connection()
+        .unwrap()
+}
+
+/// Whether a server answers PING on `port` within 30 s.
+fn answers(port: u16) -> bool {
+    wait_for(Duration::from_secs(30), || {
+        redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+            .and_then(|c| c.get_connection())
+            .and_then(|mut con| cmd(&["PING"]).query::<String>(&mut con))
+            .is_ok()
+    })
+}
+
+/// Worker-id bits of a Twitter-layout ID.
+fn worker_of(id: i64) -> i64 {
+    (id >> 12) & 31
+}
+
+#[test]
+fn the_module_answers_through_a_containers_mapped_port() {
+    if !docker_ready("the_module_answers_through_a_containers_mapped_port") {
+        return;
+    }
+    let docker_client = Cli::default();
+    // The image is FROM scratch here: no zoneinfo on disk, so a named zone tests the bundled one.
+    let redis = docker_client.run(redis_image(&[
+        "worker-id",
+        "7",
+        "dateseq-timezone",
+        "Asia/Shanghai",
+        "--protected-mode",
+        "no",
+    ]));
+    let port = redis.get_host_port_ipv4(6379);
+    let mut con = connect(port);
+
+    let ids: Vec<i64> = cmd(&["SNOWFLAKE.NEXT", "COUNT", "1000"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(ids.len(), 1000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "not increasing");
+    assert!(ids.iter().all(|&id| worker_of(id) == 7));
+    let next: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
+    assert!(next > ids[999]);
+
+    let date = Calendar::new("Asia/Shanghai")
+        .unwrap()
+        .day_of(now_ms())
+        .date as i64;
+    let first: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    let second: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    // A call that straddles midnight in Shanghai starts a new day's counter.
+    if first / 1_000_000 == date {
+        assert_eq!(
+            (first, second),
+            (date * 1_000_000 + 1, date * 1_000_000 + 2)
+        );
+    }
+    let config: Vec<String> = cmd(&["CONFIG", "GET", "idgen.worker-id"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(config, ["idgen.worker-id", "7"]);
+    let info: String = cmd(&["INFO", "idgen"]).query(&mut con).unwrap();
+    assert!(info.contains("worker_id:7"), "{info}");
+
+    let err = error_of(&mut con, &cmd(&["SNOWFLAKE.NEXT", "COUNT", "lots"]));
+    assert!(err.starts_with("ERR"), "{err}");
+    let after: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
+    assert!(after > next, "the server carries on after a bad call");
+
+    // redis-cli from the host, as users reach a container.
+    let out = std::process::Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "SNOWFLAKE.NEXT"])
+        .output()
+        .expect("run redis-cli");
+    let from_cli: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(from_cli > after);
+}
+
+#[test]
+fn a_replica_container_mirrors_dateseq_and_refuses_snowflake() {
+    if !docker_ready("a_replica_container_mirrors_dateseq_and_refuses_snowflake") {
+        return;
+    }
+    let docker_client = Cli::default();
+    let network = unique_name("replication");
+    let primary_name = format!("{network}-primary");
+    let primary = docker_client.run(
+        redis_image(&["worker-id", "1", "--protected-mode", "no"])
+            .with_network(&network)
+            .with_container_name(&primary_name),
+    );
+    let replica = docker_client.run(
+        redis_image(&[
+            "worker-id",
+            "2",
+            "--protected-mode",
+            "no",
+            "--replicaof",
+            &primary_name,
+            "6379",
+        ])
+        .with_network(&network)
+        .with_container_name(format!("{network}-replica")),
+    );
+    let mut p = connect(primary.get_host_port_ipv4(6379));
+    let mut r = connect(replica.get_host_port_ipv4(6379));
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            let info: String = cmd(&["INFO", "replication"]).query(&mut r).unwrap();
+            info.contains("master_link_status:up")
+        }),
+        "the replica never linked to {primary_name} over the Docker network"
+    );
+
+    let prefixes = ["order", "invoice", "{tenant7}:ticket"];
+    let mut last = std::collections::HashMap::new();
+    for i in 0..300 {
+        let prefix = prefixes[i % 3];
+        let value: i64 = cmd(&["DATESEQ.NEXT", prefix]).query(&mut p).unwrap();
+        last.insert(prefix, value);
+    }
+    let acked: i64 = cmd(&["WAIT", "1", "5000"]).query(&mut p).unwrap();
+    assert_eq!(acked, 1, "the replica did not acknowledge");
+    let keys: Vec<String> = cmd(&["KEYS", "*"]).query(&mut p).unwrap();
+    assert!(!keys.is_empty());
+    for key in &keys {
+        let read = |con: &mut redis::Connection| -> (String, i64) {
+            (
+                cmd(&["GET", key]).query(con).unwrap(),
+                cmd(&["PEXPIRETIME", key]).query(con).unwrap(),
+            )
+        };
+        assert_eq!(read(&mut p), read(&mut r), "{key} differs on the replica");
+    }
+    for (prefix, value) in &last {
+        let current: i64 = cmd(&["DATESEQ.CURRENT", prefix]).query(&mut r).unwrap();
+        assert_eq!(current, *value, "{prefix}");
+    }
+
+    // As documented: a replica issues no Snowflake IDs (it would share a clock and sequence
+    // with nobody), and writes are the primary's.
+    let err = error_of(&mut r, &cmd(&["SNOWFLAKE.NEXT"]));
+    assert!(err.starts_with("ERR") && err.contains("replica"), "{err}");
+    let err = error_of(&mut r, &cmd(&["DATESEQ.NEXT", "order"]));
+    assert!(err.starts_with("READONLY"), "{err}");
+    let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut p).unwrap();
+    assert_eq!(worker_of(id), 1);
+
+    // Promoted, it issues under its own worker-id and carries the counters on.
+    let _: () = cmd(&["REPLICAOF", "NO", "ONE"]).query(&mut r).unwrap();
+    let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut r).unwrap();
+    assert_eq!(worker_of(id), 2);
+    let next: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut r).unwrap();
+    assert_eq!(next, last["order"] + 1);
+}
+
+/// The durable bound in a ticket server's data directory: no ticket at or above it was issued.
+fn durable_bound(dir: &std::path::Path) -> u64 {
+    let text = std::fs::read_to_string(dir.join("default.seq")).unwrap();
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("bound="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no bound in {text:?}"))
+}
+
+/// Phases of the load, tagged on each ticket as its call returns.
+const BEFORE_KILL: u8 = 0;
+const KILLED: u8 = 1;
+const RESTARTED: u8 = 2;
+
+#[test]
+fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
+    if !docker_ready("ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load") {
+        return;
+    }
+    let docker_client = Cli::default();
+    let network = unique_name("tickets");
+    let dirs = [data_dir("container-odd"), data_dir("container-even")];
+    // Fixed host ports: a restarted container must come back where the client looks for it.
+    let odd_port = free_port();
+    let even_port = loop {
+        let port = free_port();
+        if port != odd_port {
+            break port;
+        }
+    };
+    // A small block moves the durable bound often under load.
+    let server = |offset: &str, port: u16, dir: &std::path::Path| {
+        docker_client.run(
+            ticket_image(&["--offset", offset, "--increment", "2", "--block", "1000"])
+                .with_network(&network)
+                .with_mapped_port((port, 7001))
+                .with_volume((dir.display().to_string(), "/data".to_string())),
+        )
+    };
+    let _odd = server("1", odd_port, &dirs[0]);
+    let even = server("2", even_port, &dirs[1]);
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = Arc::new(
+        RoundRobin::new(&[
+            format!("127.0.0.1:{odd_port}"),
+            format!("127.0.0.1:{even_port}"),
+        ])
+        .unwrap(),
+    );
+    let phase = Arc::new(AtomicU8::new(BEFORE_KILL));
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, phase, stop) = (client.clone(), phase.clone(), stop.clone());
+            runtime.spawn(async move {
+                let mut tickets = Vec::new();
+                let mut errors = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    match client.next("default").await {
+                        Ok(t) => tickets.push((t, phase.load(Ordering::SeqCst))),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                (tickets, errors)
+            })
+        })
+        .collect();
+
+    std::thread::sleep(Duration::from_secs(1));
+    docker(&["kill", even.id()]);
+    phase.store(KILLED, Ordering::SeqCst);
+    let bound_at_kill = durable_bound(&dirs[1]);
+    std::thread::sleep(Duration::from_secs(1));
+    even.start();
+    assert!(answers(even_port), "the restarted container never answered");
+    phase.store(RESTARTED, Ordering::SeqCst);
+    // The client probes a failed server again after RETRY_AFTER; give it a few rounds.
+    std::thread::sleep(RETRY_AFTER * 4);
+    stop.store(true, Ordering::Relaxed);
+
+    let mut all = Vec::new();
+    for caller in callers {
+        let (tickets, errors) = runtime.block_on(caller).unwrap();
+        assert!(errors.is_empty(), "callers saw errors: {errors:?}");
+        all.extend(tickets);
+    }
+    let unique: HashSet<u64> = all.iter().map(|(t, _)| *t).collect();
+    assert_eq!(unique.len(), all.len(), "a ticket was handed out twice");
+
+    let even_in = |p: u8| all.iter().filter(move |(t, tp)| t % 2 == 0 && *tp == p);
+    let odd_after_kill = all.iter().filter(|(t, p)| t % 2 == 1 && *p != BEFORE_KILL);
+    assert!(
+        odd_after_kill.count() > 100,
+        "the odd server did not carry the load"
+    );
+    let before: Vec<u64> = even_in(BEFORE_KILL).map(|(t, _)| *t).collect();
+    let after: Vec<u64> = even_in(RESTARTED).map(|(t, _)| *t).collect();
+    assert!(
+        before.len() > 100,
+        "only {} even tickets before the kill",
+        before.len()
+    );
+    assert!(
+        after.len() > 100,
+        "the client did not go back to the restarted server ({} tickets)",
+        after.len()
+    );
+    assert!(
+        before.iter().all(|&t| t < bound_at_kill),
+        "a ticket at or above the durable bound {bound_at_kill} was issued before the kill"
+    );
+    let resumed_at = *after.iter().min().unwrap();
+    assert!(
+        resumed_at >= bound_at_kill,
+        "the restarted server issued {resumed_at}, below its durable bound {bound_at_kill}"
+    );
+    assert!(durable_bound(&dirs[1]) > bound_at_kill);
+    drop(even);
+    for dir in &dirs {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn the_compose_file_starts_the_module_and_the_ticket_pair() {
+    if !docker_ready("the_compose_file_starts_the_module_and_the_ticket_pair") {
+        return;
+    }
+    let compose = Compose::new(
+        "compose",
+        &["REDIS_PORT", "TICKETS_ODD_PORT", "TICKETS_EVEN_PORT"],
+    );
+    compose.run(&["config", "--quiet"]);
+    compose.run(&["up", "-d"]);
+    for var in ["REDIS_PORT", "TICKETS_ODD_PORT", "TICKETS_EVEN_PORT"] {
+        assert!(answers(compose.port(var)), "{var} never answered");
+    }
+    let mut redis = connect(compose.port("REDIS_PORT"));
+    let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut redis).unwrap();
+    assert_eq!(worker_of(id), 1);
+    let aof: Vec<String> = cmd(&["CONFIG", "GET", "appendonly"])
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(aof, ["appendonly", "yes"]);
+    let ticket = |var: &str| -> u64 {
+        cmd(&["TICKET.NEXT"])
+            .query(&mut connect(compose.port(var)))
+            .unwrap()
+    };
+    assert_eq!(ticket("TICKETS_ODD_PORT") % 2, 1);
+    assert_eq!(ticket("TICKETS_EVEN_PORT") % 2, 0);
+}

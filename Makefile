@@ -17,8 +17,13 @@ demo: build
 	cargo bench --bench compare -- --quick
 	@echo "comparison report: target/compare/report.md (plots beside it)"
 
+# IDGEN_SKIP_DOCKER=1 skips the container tests on purpose; said before and after the run.
+SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DOCKER=$$IDGEN_SKIP_DOCKER: the container tests are SKIPPED ***"; fi
+
 test: build
+	@$(SKIP_NOTE)
 	cargo test --workspace
+	@$(SKIP_NOTE)
 
 lint: deps
 	cargo fmt --all -- --check

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need and are missing: redis-server, redis-tools
-# (redis-cli, redis-benchmark), libclang-dev (bindgen, for redis-module) and a C linker.
+# (redis-cli, redis-benchmark), libclang-dev (bindgen, for redis-module), a C linker, and the
+# docker CLI and docker-compose for the container tests (not with IDGEN_SKIP_DOCKER=1). The
+# Docker engine itself must be running; the container tests fail saying so when it is not.
 # With apt-get as root it installs them; otherwise it says what to install and fails.
 #
 # `deps.sh --optional mariadb-server`: tries to install mariadb-server too (for the Flickr row of
@@ -28,6 +30,11 @@ command -v cc >/dev/null || missing+=(gcc)
 [ -x /usr/bin/kill ] || [ -x /bin/kill ] || missing+=(procps) # the tests send SIGTERM
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.
 compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
+# The container tests drive the docker CLI and compose; IDGEN_SKIP_DOCKER=1 skips them.
+if [ "${IDGEN_SKIP_DOCKER:-0}" = 0 ]; then
+  command -v docker >/dev/null || missing+=(docker.io)
+  docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || missing+=(docker-compose)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

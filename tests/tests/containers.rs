@@ -295,6 +295,13 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
         "the restarted server issued {resumed_at}, below its durable bound {bound_at_kill}"
     );
     assert!(durable_bound(&dirs[1]) > bound_at_kill);
+    eprintln!(
+        "{} tickets; even: {} before the kill, {} after the restart; durable bound at the kill \
+         {bound_at_kill}, resumed at {resumed_at}",
+        all.len(),
+        before.len(),
+        after.len()
+    );
     drop(even);
     for dir in &dirs {
         let _ = std::fs::remove_dir_all(dir);

@@ -1,5 +1,6 @@
 //! The harness for integration tests: real `redis-server` processes with the module loaded, on
-//! free loopback ports, stopped when their guard drops.
+//! free loopback ports, stopped when their guard drops; ticket servers ([`ticket`]); the Docker
+//! images under testcontainers ([`containers`]).
 //!
 //! The module is `target/release/libredis_idgen.so` (override with `IDGEN_MODULE`); `make test`
 //! builds it first. A missing module or redis-server fails the test with a message saying so.

@@ -252,6 +252,9 @@ fn hostile_input_gets_errors_or_a_closed_connection_and_the_server_carries_on() 
             String::from_utf8_lossy(input)
         );
     }
+    // An empty request gets no reply, as in Redis: the PING after it gets the only one.
+    let (got, _) = raw(server.port, b"*0\r\n*1\r\n$4\r\nPING\r\n");
+    assert_eq!(got, "+PONG\r\n");
     // A request that never completes is bounded too: the idle timeout closes it.
     let (got, closed) = raw(server.port, b"*3\r\n$10\r\nTICKET.");
     assert!(got.is_empty() && closed, "{got:?}");

@@ -46,8 +46,13 @@ pub async fn execute(
     shared: &Shared,
     reply: &mut Reply<'_>,
 ) {
+    // Redis skips an empty request (`*0`) without a reply; a reply would put a pipelining
+    // client's answers out of step.
+    let Some(first) = args.first() else {
+        return;
+    };
     let mut upper = [0u8; 16];
-    let name = args.first().map_or(&b""[..], |n| uppercase(n, &mut upper));
+    let name = uppercase(first, &mut upper);
     let result = match name {
         b"AUTH" => auth::run(args, session, shared, reply),
         b"HELLO" => hello::run(args, session, shared, reply),

@@ -13,30 +13,68 @@ use std::time::{Duration, Instant};
 
 pub use redis;
 
+pub mod clock;
 pub mod containers;
 pub mod ticket;
 
 /// Path of the module to load.
 pub fn module_path() -> PathBuf {
-    release_artifact("IDGEN_MODULE", "libredis_idgen.so", "redis-idgen")
+    release_artifact(
+        "IDGEN_MODULE",
+        "libredis_idgen.so",
+        "redis-idgen",
+        &["modules"],
+    )
 }
 
-/// `target/release/FILE` of the workspace, or the path in `env_var`; a clear failure when it is
-/// missing (`make test` builds it first).
-pub fn release_artifact(env_var: &str, file: &str, package: &str) -> PathBuf {
+/// The workspace's root directory.
+pub fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+}
+
+/// `target/release/FILE` of the workspace, or the path in `env_var`. Fails clearly when it is
+/// missing, or older than any Rust source or manifest under the `sources` folders: a test must
+/// run the code of its own checkout (`make test` builds it first; `cargo test` cannot, as it
+/// holds the build lock while tests run).
+pub fn release_artifact(env_var: &str, file: &str, package: &str, sources: &[&str]) -> PathBuf {
     if let Some(path) = std::env::var_os(env_var) {
         return PathBuf::from(path);
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root");
+    let root = workspace_root();
     let path = root.join("target/release").join(file);
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build --release -p {package}` (make test does)",
-        path.display()
-    );
+    let build = format!("build it with `cargo build --release -p {package}` (make test does)");
+    let built = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| panic!("{} is missing: {build}", path.display()));
+    if let Some((newer, _)) = sources
+        .iter()
+        .filter_map(|s| newest_source(&root.join(s)))
+        .find(|(_, at)| *at > built)
+    {
+        panic!(
+            "{} is older than {}: it would test stale code; {build}",
+            path.display(),
+            newer.display()
+        );
+    }
     path
+}
+
+/// The most recently modified `.rs` file or `Cargo.toml` at or below `path`, and when: the
+/// files whose change makes cargo build the artifact again.
+fn newest_source(path: &Path) -> Option<(PathBuf, std::time::SystemTime)> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_dir() {
+        return std::fs::read_dir(path)
+            .ok()?
+            .filter_map(|entry| newest_source(&entry.ok()?.path()))
+            .max_by_key(|(_, at)| *at);
+    }
+    let name = path.file_name()?.to_str()?;
+    let source = name.ends_with(".rs") || name == "Cargo.toml";
+    Some((path.to_path_buf(), meta.modified().ok()?)).filter(|_| source)
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
@@ -83,6 +121,8 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// A plain redis-server, without the module.
     pub no_module: bool,
+    /// Extra environment, e.g. [`clock::ClockShift::env`].
+    pub env: Vec<(String, String)>,
 }
 
 impl Options {
@@ -168,6 +208,7 @@ impl Server {
                 .args(&options.module_args);
         }
         command.args(&options.server_args);
+        command.envs(options.env.iter().map(|(k, v)| (k, v)));
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -9,7 +9,12 @@ use crate::{free_port, release_artifact};
 
 /// Path of the ticket-server binary.
 pub fn binary() -> PathBuf {
-    release_artifact("TICKET_SERVER", "ticket-server", "ticket-server")
+    release_artifact(
+        "TICKET_SERVER",
+        "ticket-server",
+        "ticket-server",
+        &["ticket-server"],
+    )
 }
 
 /// A running `ticket-server serve`; killed on drop (its data directory is the caller's).

@@ -8,10 +8,8 @@ fn malformed_calls_get_errors_and_the_server_carries_on() {
     let mut con = server.connection();
     let huge = "9".repeat(100);
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["SNOWFLAKE.NEXT", "COUNT"],
-            "ERR wrong number of arguments",
-        ),
+        (&["SNOWFLAKE.NEXT", "COUNT"], "ERR syntax error"),
+        (&["SNOWFLAKE.NEXT", "STRING", "STRING", "x"], "ERR syntax error"),
         (
             &["SNOWFLAKE.NEXT", "COUNT", "1", "COUNT", "2"],
             "ERR wrong number of arguments",
@@ -50,8 +48,18 @@ fn malformed_calls_get_errors_and_the_server_carries_on() {
         (&["SNOWFLAKE.DECODE", "-1"], "ERR id must not be negative"),
         (&["SNOWFLAKE.DECODE", "1.5"], "ERR value is not an integer"),
         (&["DATESEQ.NEXT"], "ERR wrong number of arguments"),
+        (&["DATESEQ.NEXT", "p", "DIGITS"], "ERR syntax error"),
         (
-            &["DATESEQ.NEXT", "p", "DIGITS"],
+            &["DATESEQ.NEXT", "p", "COUNT", "0"],
+            "ERR COUNT must be between 1 and 1000000000",
+        ),
+        (
+            &["DATESEQ.NEXT", "p", "COUNT", &huge],
+            "ERR value is not an integer",
+        ),
+        (&["DATESEQ.CURRENT", "p", "COUNT", "2"], "ERR syntax error"),
+        (
+            &["DATESEQ.NEXT", "p", "DIGITS", "3", "COUNT", "1", "STRING", "x"],
             "ERR wrong number of arguments",
         ),
         (

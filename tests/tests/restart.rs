@@ -144,7 +144,7 @@ fn an_unusable_state_file_stops_the_module_from_loading() {
         .err()
         .unwrap();
     assert!(
-        log.contains("cannot create /proc/no/such/dir/state.lock"),
+        log.contains("cannot open /proc/no/such/dir/state.lock"),
         "{log}"
     );
     let _ = std::fs::remove_dir_all(&dir);

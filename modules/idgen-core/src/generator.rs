@@ -12,7 +12,11 @@
 //! reservation (a time below which IDs may be issued, written durably before any ID reaches
 //! it) restores safety with [`Generator::resume_after`] at start and [`Generator::set_ceiling`]
 //! as the reservation moves on: IDs never reach the ceiling, so after a crash every ID issued
-//! lies below the reservation on disk, and the restarted generator starts above it.
+//! lies below the reservation on disk, and the restarted generator starts above it. A clock
+//! that jumps to or past the ceiling (an NTP step, a VM resumed) is read as
+//! [`CEILING_HEADROOM_MS`] before it until the reservation catches up: IDs lag the clock for a
+//! moment, with that many ms of ticks to spend, instead of being refused. Only when every tick
+//! below the ceiling is spent does the generator refuse.
 
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -22,6 +26,10 @@ use crate::clock::Clock;
 use crate::layout::{Field, Layout};
 use crate::settings::{Settings, SettingsError};
 
+/// How far below the ceiling a clock that jumped to or past it is read: room for the IDs of the
+/// few ms a reservation takes to catch up (a 4096-ID tick each ms: 262,144 IDs).
+pub const CEILING_HEADROOM_MS: u64 = 64;
+
 /// Why an ID was not issued. Nothing was consumed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GenerateError {
@@ -29,8 +37,12 @@ pub enum GenerateError {
     DriftExceeded { ahead_ms: u64, max_ms: u64 },
     /// The layout's time field is used up.
     TimeExhausted,
-    /// The ID would reach the durable reservation, which has not moved on in time.
-    NotReserved { reserved_until_ms: i64 },
+    /// Every tick below the durable reservation is spent: IDs ran ahead of the clock to the
+    /// reservation's end faster than it was extended (or it is not being extended at all).
+    NotReserved {
+        reserved_until_ms: i64,
+        ahead_ms: u64,
+    },
 }
 
 impl fmt::Display for GenerateError {
@@ -42,11 +54,14 @@ impl fmt::Display for GenerateError {
                  the clock stepped back or the sequence is spent; retry later"
             ),
             GenerateError::TimeExhausted => write!(f, "the layout's time field is used up"),
-            GenerateError::NotReserved { reserved_until_ms } => write!(
+            GenerateError::NotReserved {
+                reserved_until_ms,
+                ahead_ms,
+            } => write!(
                 f,
-                "IDs are durably reserved only below {reserved_until_ms} ms since 1970 and the \
-                 reservation is not being extended (see the server log); refusing rather than \
-                 risk repeating IDs after a restart"
+                "IDs have run {ahead_ms} ms ahead of the clock, to the end of the durable \
+                 reservation ({reserved_until_ms} ms since 1970), before it was extended; \
+                 retry in a few ms"
             ),
         }
     }
@@ -94,6 +109,8 @@ pub struct Generator<C> {
     max_sequence: u64,
     random_span: u64,
     max_drift_ticks: u64,
+    /// [`CEILING_HEADROOM_MS`] in ticks, at least 1.
+    headroom_ticks: u64,
     /// IDs are only issued in ticks below this one, which starts at or before `ceiling_ms`.
     ceiling_tick: u64,
     ceiling_ms: i64,
@@ -122,6 +139,7 @@ impl<C: Clock> Generator<C> {
             max_sequence,
             random_span: ((max_sequence + 1) / 16).max(1),
             max_drift_ticks: 0,
+            headroom_ticks: (CEILING_HEADROOM_MS / layout.tick_ms()).max(1),
             ceiling_tick: u64::MAX,
             ceiling_ms: i64::MAX,
             last_tick: 0,
@@ -265,10 +283,12 @@ impl<C: Clock> Generator<C> {
         now
     }
 
-    /// The smallest (tick, sequence) above the high-water mark that the clock allows.
+    /// The smallest (tick, sequence) above the high-water mark that the clock allows, in a
+    /// tick below the ceiling while there is one.
     fn successor(&mut self, now: u64) -> (u64, u64) {
-        if now > self.last_tick {
-            (now, self.start_sequence())
+        let newest = now.min(self.ceiling_tick.saturating_sub(self.headroom_ticks));
+        if newest > self.last_tick {
+            (newest, self.start_sequence())
         } else if self.sequence < self.max_sequence {
             (self.last_tick, self.sequence + 1)
         } else {
@@ -280,11 +300,13 @@ impl<C: Clock> Generator<C> {
         if tick > self.layout().max_ticks() {
             return Err(GenerateError::TimeExhausted);
         }
-        if tick >= self.ceiling_tick {
-            let reserved_until_ms = self.tick_to_unix_ms(self.ceiling_tick);
-            return Err(GenerateError::NotReserved { reserved_until_ms });
-        }
         let ahead = tick.saturating_sub(now);
+        if tick >= self.ceiling_tick {
+            return Err(GenerateError::NotReserved {
+                reserved_until_ms: self.tick_to_unix_ms(self.ceiling_tick),
+                ahead_ms: ahead.saturating_mul(self.layout().tick_ms()),
+            });
+        }
         if ahead > self.max_drift_ticks {
             return Err(GenerateError::DriftExceeded {
                 ahead_ms: ahead.saturating_mul(self.layout().tick_ms()),

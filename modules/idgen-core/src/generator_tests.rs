@@ -303,21 +303,53 @@ fn ids_never_reach_the_ceiling() {
         max_drift_ms: 1000,
         ..twitter()
     });
-    g.set_ceiling(NOW + 2);
+    g.set_ceiling(NOW + 100);
     let mut ids = Vec::new();
-    g.next_ids(2 * 4096, &mut ids).unwrap();
+    g.next_ids(100 * 4096, &mut ids).unwrap();
+    assert_eq!(
+        g.decode(ids[0]).unix_ms,
+        NOW,
+        "the clock is far enough below the ceiling"
+    );
     let err = g.next_id().unwrap_err();
     assert_eq!(
         err,
         GenerateError::NotReserved {
-            reserved_until_ms: NOW + 2
+            reserved_until_ms: NOW + 100,
+            ahead_ms: 100,
         }
     );
-    clock.advance(5);
+    clock.advance(500);
     assert!(
         g.next_id().is_err(),
         "the clock alone does not lift the ceiling"
     );
-    g.set_ceiling(NOW + 10);
+    g.set_ceiling(NOW + 1000);
     assert!(g.next_id().is_ok());
+}
+
+#[test]
+fn a_clock_that_jumps_past_the_ceiling_lags_instead_of_refusing() {
+    let (mut g, clock) = generator(twitter());
+    g.set_ceiling(NOW + 500);
+    let before = g.next_id().unwrap();
+    clock.advance(10_000); // an NTP step, a VM resumed
+    let mut ids = Vec::new();
+    let room = CEILING_HEADROOM_MS as usize * 4096;
+    g.next_ids(room, &mut ids).unwrap();
+    assert!(ids[0] > before && ids.windows(2).all(|w| w[0] < w[1]));
+    let lagging = NOW + 500 - CEILING_HEADROOM_MS as i64;
+    assert_eq!(
+        g.decode(ids[0]).unix_ms,
+        lagging,
+        "read as the headroom below the ceiling"
+    );
+    assert!(ids.iter().all(|&id| g.decode(id).unix_ms < NOW + 500));
+    assert!(
+        matches!(g.next_id(), Err(GenerateError::NotReserved { .. })),
+        "all room spent"
+    );
+    g.set_ceiling(NOW + 10_500);
+    let after = g.next_id().unwrap();
+    assert_eq!(g.decode(after).unix_ms, NOW + 10_000, "back on the clock");
 }

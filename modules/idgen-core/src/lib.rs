@@ -36,6 +36,6 @@ pub mod layout;
 pub mod settings;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use generator::{DecodedId, GenerateError, Generator, Stats};
+pub use generator::{DecodedId, GenerateError, Generator, Stats, CEILING_HEADROOM_MS};
 pub use layout::{Field, Layout, LayoutError};
 pub use settings::{Settings, SettingsError, DEFAULT_MAX_DRIFT_MS, TWITTER_EPOCH_MS};

@@ -1,16 +1,18 @@
 //! The `idgen.*` configuration: readable with CONFIG GET, set as load arguments
 //! (`--loadmodule libredis_idgen.so worker-id 3`) or in redis.conf (`idgen.worker-id 3`).
 //!
+//! [`SETTINGS`] lists every setting once: its name, default, limits, and what a new value does.
 //! Settings that would let IDs repeat if changed on a running server (worker-id, datacenter-id,
-//! epoch, layout) are immutable: CONFIG SET refuses them. The others apply at once.
+//! epoch, layout, state-file) are immutable: CONFIG SET refuses them. The others apply at once.
+//! Every value is checked here, whichever way it arrives; a bad one is an error, never a crash
+//! ([`crate::ffi::config`] registers the table with Redis).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use idgen_core::dateseq::{Calendar, DayCache};
 use idgen_core::{Layout, Settings, TWITTER_EPOCH_MS};
-use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
-use redis_module::{RedisError, RedisString};
 
 use crate::state;
 
@@ -22,8 +24,9 @@ pub static DATACENTER_ID: AtomicI64 = AtomicI64::new(0);
 pub static EPOCH: AtomicI64 = AtomicI64::new(TWITTER_EPOCH_MS);
 /// `idgen.layout`: twitter, instagram, sonyflake, or a spec. Immutable. Default twitter.
 pub static LAYOUT: Mutex<String> = Mutex::new(String::new());
-/// `idgen.state-file`: where the restart-safety reservation lives, relative to Redis's `dir`;
-/// empty turns it off. Immutable. Default [`DEFAULT_STATE_FILE`].
+/// `idgen.state-file`: where the restart-safety reservation lives; empty turns it off. A
+/// relative path is resolved against Redis's `dir` once, at load, and shown absolute after.
+/// Immutable. Default [`DEFAULT_STATE_FILE`].
 pub static STATE_FILE: Mutex<String> = Mutex::new(String::new());
 /// Default of `idgen.state-file`.
 pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
@@ -32,7 +35,7 @@ pub static RANDOM_START: AtomicBool = AtomicBool::new(false);
 /// `idgen.max-drift-ms`: how far IDs may run ahead of the clock before refusing. Default 1000.
 pub static MAX_DRIFT_MS: AtomicI64 = AtomicI64::new(idgen_core::DEFAULT_MAX_DRIFT_MS as i64);
 /// `idgen.dateseq-timezone`: zone of DATESEQ dates. Default UTC.
-pub static DATESEQ_TIMEZONE: ZoneConfig = ZoneConfig(Mutex::new(String::new()));
+pub static DATESEQ_TIMEZONE: Mutex<String> = Mutex::new(String::new());
 /// `idgen.dateseq-ttl`: seconds a day's counter key outlives its day. Default 2 days.
 pub static DATESEQ_TTL: AtomicI64 = AtomicI64::new(DEFAULT_TTL_S);
 /// `idgen.dateseq-digits`: default DIGITS of DATESEQ. Default 6.
@@ -46,27 +49,303 @@ pub const MIN_TTL_S: i64 = 3_600;
 pub const MAX_TTL_S: i64 = 10 * 365 * 86_400;
 /// Largest worker or datacenter ID any layout may take.
 pub const MAX_NODE_ID: i64 = 1 << 22;
+/// Longest string value accepted: longer than any path, zone or layout spec needs.
+pub const MAX_STRING_LEN: usize = 4096;
 
-/// Names accepted as load arguments (the config names without `idgen.`).
-pub const NAMES: &[&str] = &[
-    "worker-id",
-    "datacenter-id",
-    "epoch",
-    "layout",
-    "state-file",
-    "sequence-random-start",
-    "max-drift-ms",
-    "dateseq-timezone",
-    "dateseq-ttl",
-    "dateseq-digits",
+/// One `idgen.*` setting.
+pub struct Setting {
+    /// The name without `idgen.`, as load arguments spell it.
+    pub name: &'static str,
+    /// Whether CONFIG SET may change it on a running server.
+    pub live: bool,
+    /// Its type, default, limits and storage.
+    pub kind: Kind,
+}
+
+/// A setting's type, with its default, limits, storage and what a new value does.
+pub enum Kind {
+    /// An integer in `min..=max`.
+    Int {
+        default: i64,
+        min: i64,
+        max: i64,
+        cell: &'static AtomicI64,
+        apply: fn(i64),
+    },
+    /// yes or no.
+    Bool {
+        default: bool,
+        cell: &'static AtomicBool,
+        apply: fn(bool),
+    },
+    /// A UTF-8 string without NUL bytes, at most [`MAX_STRING_LEN`] bytes, that `check` accepts.
+    Str {
+        default: &'static str,
+        cell: &'static Mutex<String>,
+        check: fn(&str) -> Result<(), String>,
+    },
+}
+
+/// Every setting, in the order CONFIG GET idgen.* lists them.
+pub static SETTINGS: &[Setting] = &[
+    int("worker-id", false, 0, 0, MAX_NODE_ID, &WORKER_ID, none),
+    int(
+        "datacenter-id",
+        false,
+        0,
+        0,
+        MAX_NODE_ID,
+        &DATACENTER_ID,
+        none,
+    ),
+    int("epoch", false, TWITTER_EPOCH_MS, 0, i64::MAX, &EPOCH, none),
+    text("layout", false, "twitter", &LAYOUT, check_layout),
+    text("state-file", false, DEFAULT_STATE_FILE, &STATE_FILE, any),
+    int(
+        "max-drift-ms",
+        true,
+        idgen_core::DEFAULT_MAX_DRIFT_MS as i64,
+        0,
+        86_400_000,
+        &MAX_DRIFT_MS,
+        apply_max_drift,
+    ),
+    Setting {
+        name: "sequence-random-start",
+        live: true,
+        kind: Kind::Bool {
+            default: false,
+            cell: &RANDOM_START,
+            apply: apply_random_start,
+        },
+    },
+    text(
+        "dateseq-timezone",
+        true,
+        "UTC",
+        &DATESEQ_TIMEZONE,
+        apply_timezone,
+    ),
+    int(
+        "dateseq-ttl",
+        true,
+        DEFAULT_TTL_S,
+        MIN_TTL_S,
+        MAX_TTL_S,
+        &DATESEQ_TTL,
+        none,
+    ),
+    int(
+        "dateseq-digits",
+        true,
+        idgen_core::dateseq::DEFAULT_DIGITS as i64,
+        1,
+        idgen_core::dateseq::MAX_DIGITS as i64,
+        &DATESEQ_DIGITS,
+        none,
+    ),
 ];
+
+const fn int(
+    name: &'static str,
+    live: bool,
+    default: i64,
+    min: i64,
+    max: i64,
+    cell: &'static AtomicI64,
+    apply: fn(i64),
+) -> Setting {
+    Setting {
+        name,
+        live,
+        kind: Kind::Int {
+            default,
+            min,
+            max,
+            cell,
+            apply,
+        },
+    }
+}
+
+const fn text(
+    name: &'static str,
+    live: bool,
+    default: &'static str,
+    cell: &'static Mutex<String>,
+    check: fn(&str) -> Result<(), String>,
+) -> Setting {
+    Setting {
+        name,
+        live,
+        kind: Kind::Str {
+            default,
+            cell,
+            check,
+        },
+    }
+}
+
+fn none(_: i64) {}
+
+fn any(_: &str) -> Result<(), String> {
+    Ok(())
+}
+
+impl Setting {
+    /// The setting named `name` (without `idgen.`).
+    pub fn find(name: &[u8]) -> Option<&'static Setting> {
+        SETTINGS.iter().find(|s| s.name.as_bytes() == name)
+    }
+
+    /// Stores the built-in default.
+    pub fn set_default(&self) {
+        match &self.kind {
+            Kind::Int { default, .. } => self.set_int(*default),
+            Kind::Bool { default, .. } => self.set_bool(*default),
+            Kind::Str { default, cell, .. } => {
+                *cell.lock().unwrap_or_else(|p| p.into_inner()) = default.to_string()
+            }
+        }
+    }
+
+    /// Parses `raw` (a load argument) and stores it, as CONFIG SET would.
+    ///
+    /// # Errors
+    /// Why the value is refused, naming the setting; nothing is stored then.
+    pub fn set_from_bytes(&self, raw: &[u8]) -> Result<(), String> {
+        let fail = |why: String| format!("idgen.{} {}: {why}", self.name, shown(raw));
+        match &self.kind {
+            Kind::Int { min, max, .. } => {
+                let n = text_of(raw)
+                    .and_then(|t| t.parse::<i64>().map_err(|_| "not an integer".into()))
+                    .map_err(fail)?;
+                if !(*min..=*max).contains(&n) {
+                    return Err(fail(format!("must be between {min} and {max}")));
+                }
+                self.set_int(n);
+                Ok(())
+            }
+            Kind::Bool { .. } => {
+                let on = match text_of(raw).map_err(fail)?.to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(fail("must be yes or no".into())),
+                };
+                self.set_bool(on);
+                Ok(())
+            }
+            Kind::Str { .. } => self.set_str(raw).map_err(fail),
+        }
+    }
+
+    /// Stores an integer Redis has already parsed and checked against the limits.
+    pub fn set_int(&self, n: i64) {
+        if let Kind::Int { cell, apply, .. } = &self.kind {
+            cell.store(n, Ordering::Relaxed);
+            apply(n);
+        }
+    }
+
+    /// Stores a boolean.
+    pub fn set_bool(&self, on: bool) {
+        if let Kind::Bool { cell, apply, .. } = &self.kind {
+            cell.store(on, Ordering::Relaxed);
+            apply(on);
+        }
+    }
+
+    /// Checks and stores a string value given as bytes.
+    ///
+    /// # Errors
+    /// Why the value is refused (without the setting's name); nothing is stored then.
+    pub fn set_str(&self, raw: &[u8]) -> Result<(), String> {
+        let Kind::Str { cell, check, .. } = &self.kind else {
+            return Err("not a string setting".into());
+        };
+        let value = text_of(raw)?;
+        check(value)?;
+        *cell.lock().unwrap_or_else(|p| p.into_inner()) = value.to_string();
+        Ok(())
+    }
+
+    /// The current integer value (0 for other kinds).
+    pub fn get_int(&self) -> i64 {
+        match &self.kind {
+            Kind::Int { cell, .. } => cell.load(Ordering::Relaxed),
+            _ => 0,
+        }
+    }
+
+    /// The current boolean value (false for other kinds).
+    pub fn get_bool(&self) -> bool {
+        match &self.kind {
+            Kind::Bool { cell, .. } => cell.load(Ordering::Relaxed),
+            _ => false,
+        }
+    }
+
+    /// The current string value (empty for other kinds).
+    pub fn get_str(&self) -> String {
+        match &self.kind {
+            Kind::Str { cell, .. } => read(cell),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A string value as text, or why it is not acceptable text.
+fn text_of(raw: &[u8]) -> Result<&str, String> {
+    if raw.len() > MAX_STRING_LEN {
+        return Err(format!("longer than {MAX_STRING_LEN} bytes"));
+    }
+    if raw.contains(&0) {
+        return Err("holds a NUL byte".into());
+    }
+    std::str::from_utf8(raw).map_err(|_| "is not UTF-8".into())
+}
+
+/// A value as it may appear in a message: quoted, escaped, and cut short.
+pub fn shown(raw: &[u8]) -> String {
+    const MAX: usize = 64;
+    let cut = &raw[..raw.len().min(MAX)];
+    let more = if raw.len() > MAX { "..." } else { "" };
+    format!("'{}{more}'", cut.escape_ascii())
+}
+
+fn read(cell: &Mutex<String>) -> String {
+    cell.lock()
+        .map(|s| s.clone())
+        .unwrap_or_else(|p| p.into_inner().clone())
+}
+
+fn check_layout(spec: &str) -> Result<(), String> {
+    Layout::parse(spec).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// Checks the zone and, on a running server, switches DATESEQ to it.
+fn apply_timezone(zone: &str) -> Result<(), String> {
+    let calendar = Calendar::new(zone).map_err(|e| e.to_string())?;
+    if state::is_ready() {
+        state::with(|s| s.days = DayCache::new(calendar)).map_err(|e| e.text())?;
+    }
+    Ok(())
+}
+
+fn apply_random_start(on: bool) {
+    let _ = state::with(|s| s.ids.set_random_start(on));
+}
+
+fn apply_max_drift(ms: i64) {
+    let _ = state::with(|s| s.ids.set_max_drift_ms(ms as u64));
+}
 
 /// The generator settings the configuration describes.
 ///
 /// # Errors
 /// A message naming the setting that is wrong; the generator checks the rest.
 pub fn settings() -> Result<Settings, String> {
-    let spec = LAYOUT.lock().map(|s| s.clone()).unwrap_or_default();
+    let spec = read(&LAYOUT);
     let layout = Layout::parse(&spec).map_err(|e| format!("idgen.layout '{spec}': {e}"))?;
     Ok(Settings {
         layout,
@@ -78,10 +357,22 @@ pub fn settings() -> Result<Settings, String> {
     })
 }
 
-/// The reservation file, unless switched off.
-pub fn state_file() -> Option<std::path::PathBuf> {
-    let path = STATE_FILE.lock().map(|s| s.clone()).unwrap_or_default();
-    (!path.is_empty()).then(|| path.into())
+/// The reservation file as an absolute path, unless switched off. Resolved against the working
+/// directory (Redis's `dir`) now, and stored back, so that a later `CONFIG SET dir` cannot move
+/// it: a restart with the original `dir` must find the reservation the running server wrote.
+///
+/// # Errors
+/// When the working directory cannot be read.
+pub fn resolve_state_file() -> Result<Option<PathBuf>, String> {
+    let path = read(&STATE_FILE);
+    if path.is_empty() {
+        return Ok(None);
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let absolute = cwd.join(path);
+    *STATE_FILE.lock().unwrap_or_else(|p| p.into_inner()) = absolute.to_string_lossy().into_owned();
+    Ok(Some(absolute))
 }
 
 /// The DATESEQ calendar the configuration describes.
@@ -89,48 +380,5 @@ pub fn state_file() -> Option<std::path::PathBuf> {
 /// # Errors
 /// The zone error's message.
 pub fn calendar() -> Result<Calendar, String> {
-    let zone = DATESEQ_TIMEZONE
-        .0
-        .lock()
-        .map(|s| s.clone())
-        .unwrap_or_default();
-    Calendar::new(&zone).map_err(|e| format!("idgen.dateseq-timezone: {e}"))
-}
-
-/// Applies `idgen.sequence-random-start` to the running generator.
-pub fn on_random_start(_: &ConfigurationContext, _: &str, value: &'static AtomicBool) {
-    let on = value.load(Ordering::Relaxed);
-    let _ = state::with(|s| s.ids.set_random_start(on));
-}
-
-/// Applies `idgen.max-drift-ms` to the running generator.
-pub fn on_max_drift(_: &ConfigurationContext, _: &str, value: &'static AtomicI64) {
-    let ms = value.load(Ordering::Relaxed) as u64;
-    let _ = state::with(|s| s.ids.set_max_drift_ms(ms));
-}
-
-/// `idgen.dateseq-timezone`: checked when set on a running server, so CONFIG SET answers a bad
-/// zone with an error. At load time the value is kept as given and checked by `init`, which
-/// fails the load rather than fall back to a default.
-pub struct ZoneConfig(Mutex<String>);
-
-impl ConfigurationValue<RedisString> for ZoneConfig {
-    fn get(&self, _: &ConfigurationContext) -> RedisString {
-        let zone = self.0.lock().map(|s| s.clone()).unwrap_or_default();
-        RedisString::create(None, zone)
-    }
-
-    fn set(&self, _: &ConfigurationContext, value: RedisString) -> Result<(), RedisError> {
-        let zone = value.try_as_str()?.to_string();
-        if state::is_ready() {
-            let calendar = Calendar::new(&zone).map_err(|e| RedisError::String(e.to_string()))?;
-            state::with(|s| s.days = DayCache::new(calendar))
-                .map_err(|e| RedisError::String(e.text()))?;
-        }
-        *self
-            .0
-            .lock()
-            .map_err(|_| RedisError::Str("lock poisoned"))? = zone;
-        Ok(())
-    }
+    Calendar::new(&read(&DATESEQ_TIMEZONE)).map_err(|e| format!("idgen.dateseq-timezone: {e}"))
 }

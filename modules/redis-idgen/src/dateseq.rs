@@ -2,8 +2,8 @@
 //!
 //! The counter is a plain string key named from the prefix and today's date (see
 //! `idgen_core::dateseq::counter_key`), in the prefix's Cluster slot. It reaches replicas and the
-//! AOF as `INCR key` (plus `PEXPIREAT` when created), never as `DATESEQ.NEXT`: a replica
-//! replaying the command would read the date off its own clock.
+//! AOF as `INCR key` or `INCRBY key n` (plus `PEXPIREAT` when created), never as `DATESEQ.NEXT`:
+//! a replica replaying the command would read the date off its own clock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,49 +11,78 @@ use idgen_core::dateseq::{check_digits, compose, counter_key, Day};
 use idgen_core::{Clock, SystemClock};
 
 use crate::config::{DATESEQ_DIGITS, DATESEQ_TTL};
-use crate::counter::{Counter, KeyName};
-use crate::ctx::{Args, Ctx};
 use crate::error::CommandError;
+use crate::ffi::ctx::{Args, Ctx};
+use crate::ffi::key::{Counter, KeyName};
+use crate::snowflake::parse_count;
 use crate::state;
 
 /// DATESEQ.NEXT values issued since load.
 pub static ISSUED: AtomicU64 = AtomicU64::new(0);
 /// DATESEQ.NEXT calls refused since load.
 pub static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Most values one `DATESEQ.NEXT ... COUNT n` reserves.
+pub const MAX_COUNT: i64 = 1_000_000_000;
 
-/// `DATESEQ.NEXT prefix [DIGITS d]`: the next value of today's counter for `prefix`.
-pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let result = next_value(ctx, args);
-    let outcome = if result.is_ok() { &ISSUED } else { &REFUSED };
-    outcome.fetch_add(1, Ordering::Relaxed);
-    ctx.reply_i64(result?)
+/// What a call asked for.
+struct Request<'a> {
+    prefix: &'a [u8],
+    digits: u32,
+    /// `Some(n)` when COUNT was given: the reply is then the range `[first, last]`.
+    count: Option<u64>,
+    as_string: bool,
 }
 
-fn next_value(ctx: &Ctx, args: Args) -> Result<i64, CommandError> {
-    let (prefix, digits) = parse(args)?;
-    let (day, name) = locate(prefix)?;
+/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING]`: the next value of today's counter for
+/// `prefix`; with COUNT, the next `n` as the array `[first, last]`. As strings with STRING, and
+/// always when called from a script.
+pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let result = parse(ctx, args, true).and_then(|req| issue(ctx, &req).map(|v| (req, v)));
+    let (req, (first, last)) = match result {
+        Ok(ok) => ok,
+        Err(e) => {
+            REFUSED.fetch_add(1, Ordering::Relaxed);
+            return Err(e);
+        }
+    };
+    ISSUED.fetch_add(req.count.unwrap_or(1), Ordering::Relaxed);
+    if req.count.is_none() {
+        return ctx.reply_id(first, req.as_string);
+    }
+    ctx.reply_array(2)?;
+    ctx.reply_id(first, req.as_string)?;
+    ctx.reply_id(last, req.as_string)
+}
+
+/// Moves the counter on by the request's count; the first and last values issued.
+fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
+    let n = req.count.unwrap_or(1);
+    let (day, name) = locate(req.prefix)?;
     let counter = Counter::open(ctx, &name, true)?;
     let old = counter.get()?;
-    let seq = old.unwrap_or(0) + 1;
-    let value = compose(day.date, digits, seq)?;
+    let base = old.unwrap_or(0);
+    // Checked before anything is written: a spent day is an error, never a wrap.
+    let last = compose(day.date, req.digits, base + n)?;
+    let first = last - (n as i64 - 1);
     match old {
         None => {
             let ttl_ms = DATESEQ_TTL.load(Ordering::Relaxed).saturating_mul(1000);
-            counter.create(day.end_ms.saturating_add(ttl_ms))?
+            counter.create(n, day.end_ms.saturating_add(ttl_ms))?
         }
-        Some(old) => counter.increment(old)?,
+        Some(old) => counter.add(old, n)?,
     }
-    Ok(value)
+    Ok((first, last))
 }
 
-/// `DATESEQ.CURRENT prefix [DIGITS d]`: the last value `DATESEQ.NEXT` gave today, or nil.
+/// `DATESEQ.CURRENT prefix [DIGITS d] [STRING]`: the last value `DATESEQ.NEXT` gave today, or
+/// nil.
 pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let (prefix, digits) = parse(args)?;
-    let (day, name) = locate(prefix)?;
+    let req = parse(ctx, args, false)?;
+    let (day, name) = locate(req.prefix)?;
     let seq = Counter::open(ctx, &name, false)?.get()?;
     match seq {
         None | Some(0) => ctx.reply_null(),
-        Some(seq) => ctx.reply_i64(compose(day.date, digits, seq)?),
+        Some(seq) => ctx.reply_id(compose(day.date, req.digits, seq)?, req.as_string),
     }
 }
 
@@ -67,19 +96,32 @@ fn locate(prefix: &[u8]) -> Result<(Day, KeyName), CommandError> {
     })?
 }
 
-/// `prefix [DIGITS d]`, DIGITS defaulting to `idgen.dateseq-digits`.
-fn parse<'a>(mut args: Args<'a>) -> Result<(&'a [u8], u32), CommandError> {
-    if args.len() != 2 && args.len() != 4 {
+/// `prefix [DIGITS d] [COUNT n] [STRING]`, DIGITS defaulting to `idgen.dateseq-digits`;
+/// COUNT only where `counted`.
+fn parse<'a>(ctx: &Ctx, mut args: Args<'a>, counted: bool) -> Result<Request<'a>, CommandError> {
+    let most = if counted { 7 } else { 5 };
+    if args.len() < 2 || args.len() > most {
         return Err(CommandError::WrongArity);
     }
     let prefix = args.next_bytes().ok_or(CommandError::WrongArity)?;
     let mut digits = DATESEQ_DIGITS.load(Ordering::Relaxed);
+    let (mut count, mut as_string) = (None, false);
     args.options(|name, args| {
-        if !name.eq_ignore_ascii_case(b"DIGITS") {
+        if name.eq_ignore_ascii_case(b"DIGITS") {
+            digits = args.next_i64()?;
+        } else if counted && name.eq_ignore_ascii_case(b"COUNT") {
+            count = Some(parse_count(args, MAX_COUNT)? as u64);
+        } else if name.eq_ignore_ascii_case(b"STRING") {
+            as_string = true;
+        } else {
             return Ok(false);
         }
-        digits = args.next_i64()?;
         Ok(true)
     })?;
-    Ok((prefix, check_digits(digits)?))
+    Ok(Request {
+        prefix,
+        digits: check_digits(digits)?,
+        count,
+        as_string: as_string || ctx.called_by_script(),
+    })
 }

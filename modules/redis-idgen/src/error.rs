@@ -3,7 +3,7 @@
 use idgen_core::dateseq::{KeyError, ValueError};
 use idgen_core::GenerateError;
 
-use crate::ctx::Ctx;
+use crate::ffi::ctx::Ctx;
 
 /// An error reply. Nothing was issued or written when a command returns one.
 #[derive(Debug)]
@@ -18,6 +18,10 @@ pub enum CommandError {
     OutOfRange(String),
     /// The key holds something other than a string.
     WrongType,
+    /// The caller's ACL user may not touch the counter key.
+    NoPermission,
+    /// The restart reservation ran out because its file cannot be written.
+    StateFile(String),
     /// The counter key holds a string that is not a non-negative integer.
     BadCounter,
     /// SNOWFLAKE.NEXT on a replica.
@@ -45,6 +49,14 @@ impl CommandError {
             CommandError::WrongType => {
                 "WRONGTYPE Operation against a key holding the wrong kind of value".into()
             }
+            CommandError::NoPermission => {
+                "NOPERM this user has no permissions to access one of the keys used as arguments"
+                    .into()
+            }
+            CommandError::StateFile(why) => format!(
+                "ERR {why}: IDs are durably reserved only up to the last write, and that is spent; \
+                 refusing rather than risk repeating IDs after a restart"
+            ),
             CommandError::BadCounter => {
                 "ERR counter key holds a value that is not a non-negative integer".into()
             }

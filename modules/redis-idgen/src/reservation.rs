@@ -11,9 +11,15 @@
 //! restarted at once resumes by borrowing a few hundred ms ahead of the clock, not by refusing.
 //!
 //! The file is locked while the module runs: a second server started on the same directory
-//! (the same configuration twice) refuses to load instead of handing out the same IDs.
+//! (the same configuration twice) refuses to load instead of handing out the same IDs. The lock
+//! and the temporary file are named by appending `.lock` and `.tmp` to the state file's name, so
+//! no choice of name makes two of them one file; the lock file is never truncated.
+//!
+//! The thread wakes every [`TICK`], and at once when a command finds the reservation less than
+//! half a margin ahead of the IDs (a burst, or a clock that jumped forward).
 
-use std::fs::{self, File};
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -23,7 +29,7 @@ use std::time::Duration;
 
 use idgen_core::{Clock, SystemClock};
 
-use crate::ctx;
+use crate::ffi;
 
 /// How far the reservation reaches beyond the last issued ID or the clock, whichever is later.
 pub const MARGIN_MS: i64 = 500;
@@ -38,15 +44,35 @@ static STOP: AtomicBool = AtomicBool::new(false);
 static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 /// The lock file, held open (and locked) while the module runs.
 static LOCK: Mutex<Option<File>> = Mutex::new(None);
+/// Why the last write of the state file failed; `None` while writes succeed.
+static FAILURE: Mutex<Option<String>> = Mutex::new(None);
 
 /// The time below which IDs are durably reserved.
 pub fn durable_until() -> i64 {
     DURABLE_UNTIL.load(Ordering::Acquire)
 }
 
-/// Tells the thread how far IDs have gone, so the reservation keeps ahead of them.
+/// Tells the thread how far IDs have gone, so the reservation keeps ahead of them; wakes it
+/// when they come within half a margin of its end.
 pub fn note_issued(tick_ms: i64) {
     LAST_ISSUED.store(tick_ms, Ordering::Relaxed);
+    if durable_until() - tick_ms < MARGIN_MS / 2 {
+        if let Some(handle) = THREAD.try_lock().ok().as_ref().and_then(|t| t.as_ref()) {
+            handle.thread().unpark();
+        }
+    }
+}
+
+/// Why the state file cannot be written right now, if it cannot.
+pub fn failure() -> Option<String> {
+    FAILURE.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// `path` with `suffix` appended to its file name (`a.state` -> `a.state.lock`).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(suffix);
+    name.into()
 }
 
 /// The later of the clock and the last issued ID.
@@ -77,7 +103,7 @@ fn read(path: &Path) -> Result<Option<i64>, String> {
 /// Writes `until_ms` to `path` so that a crash at any point leaves the old or the new value:
 /// a temporary file, fsync, rename over the old one, fsync of the directory.
 fn write(path: &Path, until_ms: i64) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
+    let tmp = sibling(path, ".tmp");
     let mut file = File::create(&tmp)?;
     writeln!(file, "{until_ms}")?;
     file.sync_all()?;
@@ -96,9 +122,12 @@ fn write(path: &Path, until_ms: i64) -> std::io::Result<()> {
 /// When another process holds the lock, or the file cannot be read or written: the module
 /// must not load then.
 pub fn start(path: PathBuf) -> Result<i64, String> {
-    let lock_path = path.with_extension("lock");
-    let lock = File::create(&lock_path)
-        .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    let lock_path = sibling(&path, ".lock");
+    let lock = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
     lock.try_lock().map_err(|_| {
         format!(
             "{} is locked by another running server: two servers on one configuration would issue the same IDs",
@@ -122,7 +151,7 @@ pub fn start(path: PathBuf) -> Result<i64, String> {
 fn keep_extending(path: &Path) {
     let mut failing = false;
     while !STOP.load(Ordering::Relaxed) {
-        std::thread::sleep(TICK);
+        std::thread::park_timeout(TICK);
         let durable = durable_until();
         let high = high_water();
         if durable - high > MARGIN_MS / 2 {
@@ -133,23 +162,22 @@ fn keep_extending(path: &Path) {
             Ok(()) => {
                 DURABLE_UNTIL.store(next, Ordering::Release);
                 if failing {
-                    ctx::log(
-                        std::ptr::null_mut(),
-                        "warning",
-                        "idgen: state file writable again",
-                    );
+                    *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    ffi::log("warning", "idgen: state file writable again");
                     failing = false;
                 }
             }
-            Err(e) if !failing => {
-                failing = true;
-                let text = format!(
-                    "idgen: cannot extend the reservation in {}: {e}; SNOWFLAKE.NEXT will refuse once it runs out",
-                    path.display()
-                );
-                ctx::log(std::ptr::null_mut(), "warning", &text);
+            Err(e) => {
+                let why = format!("cannot write {}: {e}", path.display());
+                if !failing {
+                    ffi::log(
+                        "warning",
+                        &format!("idgen: {why}; SNOWFLAKE.NEXT will refuse once the reservation runs out"),
+                    );
+                    failing = true;
+                }
+                *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
             }
-            Err(_) => {}
         }
     }
 }

@@ -1,57 +1,84 @@
 //! `SNOWFLAKE.NEXT` and `SNOWFLAKE.DECODE`.
 
+use idgen_core::GenerateError;
 use jiff::Timestamp;
 
-use crate::ctx::{Args, Ctx};
 use crate::error::CommandError;
+use crate::ffi::ctx::{Args, Ctx};
 use crate::{reservation, role, state};
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
 
-/// `SNOWFLAKE.NEXT [COUNT n]`: one ID, or an array of `n` strictly increasing IDs.
+/// `SNOWFLAKE.NEXT [COUNT n] [STRING]`: one ID, or an array of `n` strictly increasing IDs;
+/// as strings with STRING, and always when called from a script (Lua numbers are doubles and
+/// would round an ID above 2^53).
 ///
 /// Refused on a replica, which shares its primary's worker-id and would repeat its IDs.
 pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
-    if args.len() != 1 && args.len() != 3 {
+    if args.len() > 4 {
         return Err(CommandError::WrongArity);
     }
     let mut count = None;
+    let mut as_string = false;
     args.options(|name, args| {
-        if !name.eq_ignore_ascii_case(b"COUNT") {
+        if name.eq_ignore_ascii_case(b"STRING") {
+            as_string = true;
+        } else if name.eq_ignore_ascii_case(b"COUNT") {
+            count = Some(parse_count(args, MAX_COUNT)? as usize);
+        } else {
             return Ok(false);
         }
-        let n = args.next_i64()?;
-        if !(1..=MAX_COUNT).contains(&n) {
-            return Err(CommandError::OutOfRange(format!(
-                "COUNT must be between 1 and {MAX_COUNT}"
-            )));
-        }
-        count = Some(n as usize);
         Ok(true)
     })?;
     if role::is_replica() {
         return Err(CommandError::Replica);
     }
+    let as_string = as_string || ctx.called_by_script();
     state::with(|s| {
         s.ids.set_ceiling(reservation::durable_until());
-        let result = issue(ctx, s, count);
+        let result = issue(ctx, s, count, as_string);
         reservation::note_issued(s.ids.last_tick_unix_ms());
         result
     })?
 }
 
-fn issue(ctx: &Ctx, s: &mut state::State, count: Option<usize>) -> Result<(), CommandError> {
+/// A `COUNT n` value in `1..=max`.
+pub fn parse_count(args: &mut Args, max: i64) -> Result<i64, CommandError> {
+    let n = args.next_i64()?;
+    if !(1..=max).contains(&n) {
+        return Err(CommandError::OutOfRange(format!(
+            "COUNT must be between 1 and {max}"
+        )));
+    }
+    Ok(n)
+}
+
+fn issue(
+    ctx: &Ctx,
+    s: &mut state::State,
+    count: Option<usize>,
+    as_string: bool,
+) -> Result<(), CommandError> {
     match count {
-        None => ctx.reply_i64(s.ids.next_id()? as i64),
+        None => ctx.reply_id(s.ids.next_id().map_err(refusal)? as i64, as_string),
         Some(n) => {
             let mut ids = std::mem::take(&mut s.id_buf);
             ids.clear();
-            let result = s.ids.next_ids(n, &mut ids).map_err(CommandError::from);
-            let result = result.and_then(|()| ctx.reply_i64s(&ids));
+            let result = s.ids.next_ids(n, &mut ids).map_err(refusal);
+            let result = result.and_then(|()| ctx.reply_ids(&ids, as_string));
             s.id_buf = ids;
             result
         }
+    }
+}
+
+/// The generator's refusal, told as what really happened: a reservation that ran out because
+/// its file cannot be written is a disk problem, not a burst.
+fn refusal(e: GenerateError) -> CommandError {
+    match (&e, reservation::failure()) {
+        (GenerateError::NotReserved { .. }, Some(why)) => CommandError::StateFile(why),
+        _ => CommandError::Generate(e),
     }
 }
 
@@ -70,14 +97,14 @@ pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         .map(|t| format!("{t:.3}"))
         .unwrap_or_default();
     ctx.reply_map(5)?;
-    ctx.reply_str("time_ms")?;
+    ctx.reply_bytes(b"time_ms")?;
     ctx.reply_i64(d.unix_ms)?;
-    ctx.reply_str("time")?;
-    ctx.reply_str(&iso)?;
-    ctx.reply_str("datacenter")?;
+    ctx.reply_bytes(b"time")?;
+    ctx.reply_bytes(iso.as_bytes())?;
+    ctx.reply_bytes(b"datacenter")?;
     ctx.reply_i64(d.datacenter as i64)?;
-    ctx.reply_str("worker")?;
+    ctx.reply_bytes(b"worker")?;
     ctx.reply_i64(d.worker as i64)?;
-    ctx.reply_str("sequence")?;
+    ctx.reply_bytes(b"sequence")?;
     ctx.reply_i64(d.sequence as i64)
 }

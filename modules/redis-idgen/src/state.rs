@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use idgen_core::dateseq::DayCache;
 use idgen_core::{Generator, SystemClock};
 
-use crate::counter::KeyNameCache;
+use crate::ffi::key::KeyNameCache;
 
 use crate::error::CommandError;
 

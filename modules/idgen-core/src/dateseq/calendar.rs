@@ -101,7 +101,12 @@ fn parse_offset(name: &str) -> Option<Offset> {
         b'-' => -1,
         _ => return None,
     };
-    let (hours, minutes) = name[1..].split_once(':').unwrap_or((&name[1..], "0"));
+    // +HH or +HH:MM, two digits each: "-1" is more likely a typo than an offset.
+    let (hours, minutes) = name[1..].split_once(':').unwrap_or((&name[1..], "00"));
+    let two_digits = |t: &str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_digit());
+    if !two_digits(hours) || !two_digits(minutes) {
+        return None;
+    }
     let (hours, minutes): (i32, i32) = (hours.parse().ok()?, minutes.parse().ok()?);
     if hours > 18 || minutes > 59 {
         return None;
@@ -192,7 +197,7 @@ mod tests {
 
     #[test]
     fn unknown_zones_are_refused() {
-        for bad in ["Mars/Olympus", "+25:00", "", "8"] {
+        for bad in ["Mars/Olympus", "+25:00", "", "8", "-1", "+8:00", "+08:0", "+-8"] {
             assert!(Calendar::new(bad).is_err(), "{bad:?}");
         }
     }

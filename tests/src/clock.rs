@@ -25,8 +25,12 @@ impl ClockShift {
     /// Moves the clock to `ms` from the real time (negative: behind), at once.
     pub fn set_ms(&self, ms: i64) {
         // In place: the shim maps the file, and a truncated file would fault it.
-        let file = OpenOptions::new().write(true).open(&self.file).expect("open offset file");
-        file.write_all_at(&ms.to_le_bytes(), 0).expect("write offset");
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&self.file)
+            .expect("open offset file");
+        file.write_all_at(&ms.to_le_bytes(), 0)
+            .expect("write offset");
     }
 
     /// The environment that makes a process follow this offset.

@@ -48,11 +48,8 @@ pub fn release_artifact(env_var: &str, file: &str, package: &str, sources: &[&st
     let built = std::fs::metadata(&path)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} is missing: {build}", path.display()));
-    if let Some((newer, _)) = sources
-        .iter()
-        .filter_map(|s| newest_source(&root.join(s)))
-        .find(|(_, at)| *at > built)
-    {
+    let dirs: Vec<PathBuf> = sources.iter().map(|s| root.join(s)).collect();
+    if let Some(newer) = newer_source(built, &dirs) {
         panic!(
             "{} is older than {}: it would test stale code; {build}",
             path.display(),
@@ -60,6 +57,14 @@ pub fn release_artifact(env_var: &str, file: &str, package: &str, sources: &[&st
         );
     }
     path
+}
+
+/// A Rust source or manifest under `dirs` changed after `built`, if there is one.
+pub fn newer_source(built: std::time::SystemTime, dirs: &[PathBuf]) -> Option<PathBuf> {
+    dirs.iter()
+        .filter_map(|dir| newest_source(dir))
+        .find(|(_, at)| *at > built)
+        .map(|(path, _)| path)
 }
 
 /// The most recently modified `.rs` file or `Cargo.toml` at or below `path`, and when: the

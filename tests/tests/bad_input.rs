@@ -9,7 +9,10 @@ fn malformed_calls_get_errors_and_the_server_carries_on() {
     let huge = "9".repeat(100);
     let cases: &[(&[&str], &str)] = &[
         (&["SNOWFLAKE.NEXT", "COUNT"], "ERR syntax error"),
-        (&["SNOWFLAKE.NEXT", "STRING", "STRING", "x"], "ERR syntax error"),
+        (
+            &["SNOWFLAKE.NEXT", "STRING", "STRING", "x"],
+            "ERR syntax error",
+        ),
         (
             &["SNOWFLAKE.NEXT", "COUNT", "1", "COUNT", "2"],
             "ERR wrong number of arguments",
@@ -59,7 +62,16 @@ fn malformed_calls_get_errors_and_the_server_carries_on() {
         ),
         (&["DATESEQ.CURRENT", "p", "COUNT", "2"], "ERR syntax error"),
         (
-            &["DATESEQ.NEXT", "p", "DIGITS", "3", "COUNT", "1", "STRING", "x"],
+            &[
+                "DATESEQ.NEXT",
+                "p",
+                "DIGITS",
+                "3",
+                "COUNT",
+                "1",
+                "STRING",
+                "x",
+            ],
             "ERR wrong number of arguments",
         ),
         (

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, Calendar};
+use idgen_tests::redis::Value;
 use idgen_tests::{cmd, data_dir, error_of, now_ms, Options, Server};
 
 /// Today's yyyyMMdd in `zone`; the tests retry a call that straddles midnight.
@@ -283,4 +284,104 @@ fn bad_counters_and_prefixes_get_clear_errors() {
     assert!(err.contains("must not be empty"), "{err}");
     let pong: String = cmd(&["PING"]).query(&mut con).unwrap();
     assert_eq!(pong, "PONG");
+}
+
+#[test]
+fn count_takes_a_range_written_as_one_incrby_and_never_wraps() {
+    let dir = data_dir("count");
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
+    };
+    let date = today("UTC");
+    let range: Vec<i64>;
+    {
+        let server = Server::start_with(options.clone());
+        let mut con = server.connection();
+        let first: i64 = cmd(&["DATESEQ.NEXT", "batch"]).query(&mut con).unwrap();
+        range = cmd(&["DATESEQ.NEXT", "batch", "COUNT", "1000"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(
+            range,
+            vec![first + 1, first + 1000],
+            "the next 1000 values, as [first, last]"
+        );
+        let created: Vec<i64> = cmd(&["DATESEQ.NEXT", "fresh", "COUNT", "7"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(
+            created,
+            vec![date * 1_000_000 + 1, date * 1_000_000 + 7],
+            "a new key"
+        );
+        let current: i64 = cmd(&["DATESEQ.CURRENT", "batch"]).query(&mut con).unwrap();
+        assert_eq!(current, range[1]);
+        assert_eq!(server.info_field("dateseq_issued"), "1008");
+        // DIGITS 1 holds 9 values a day: 9 fit, the tenth is refused and nothing is written.
+        let nine: Vec<i64> = cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "1", "COUNT", "9"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(nine, vec![date * 10 + 1, date * 10 + 9]);
+        let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "1"]));
+        assert!(err.contains("is spent"), "{err}");
+        let err = error_of(
+            &mut con,
+            &cmd(&["DATESEQ.NEXT", "other", "DIGITS", "1", "COUNT", "10"]),
+        );
+        assert!(err.contains("is spent"), "{err}");
+        let untouched: Option<String> =
+            cmd(&["GET", &key("other", "UTC")]).query(&mut con).unwrap();
+        assert_eq!(untouched, None, "a refused batch wrote its key");
+    }
+    let aof: String = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| String::from_utf8_lossy(&std::fs::read(e.unwrap().path()).unwrap()).into_owned())
+        .collect();
+    assert!(
+        aof.contains("INCRBY\r\n$16\r\n{batch}:") && aof.contains("\r\n$4\r\n1000\r\n"),
+        "{aof}"
+    );
+    let server = Server::start_with(options);
+    let next: i64 = cmd(&["DATESEQ.NEXT", "batch"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert_eq!(next, range[1] + 1, "the AOF replayed the batch");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn acl_key_patterns_apply_to_the_counter_key_itself() {
+    let server = Server::start(&[]);
+    let mut admin = server.connection();
+    let users: &[(&str, &[&str])] = &[
+        ("prefix-only", &["~order"]),
+        ("counter-too", &["~order", "~{order}:*"]),
+        ("read-only", &["~order", "%R~{order}:*"]),
+    ];
+    for (user, patterns) in users {
+        let mut words = vec!["ACL", "SETUSER", user, "on", "nopass", "+@all"];
+        words.extend_from_slice(patterns);
+        let _: () = cmd(&words).query(&mut admin).unwrap();
+    }
+    let _: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut admin).unwrap();
+    let as_user = |user: &str, words: &[&str]| {
+        let mut con = server.connection();
+        let _: () = cmd(&["AUTH", user, "x"]).query(&mut con).unwrap();
+        cmd(words)
+            .query::<Value>(&mut con)
+            .map_err(|e| idgen_tests::error_text(&e))
+    };
+    let err = as_user("prefix-only", &["DATESEQ.NEXT", "order"]).unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    let err = as_user("prefix-only", &["DATESEQ.CURRENT", "order"]).unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    assert!(as_user("counter-too", &["DATESEQ.NEXT", "order"]).is_ok());
+    assert!(as_user("read-only", &["DATESEQ.CURRENT", "order"]).is_ok());
+    let err = as_user("read-only", &["DATESEQ.NEXT", "order"]).unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    let value: String = cmd(&["GET", &key("order", "UTC")])
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(value, "2", "refused calls wrote the counter");
 }

@@ -166,3 +166,58 @@ fn a_second_server_on_the_same_configuration_refuses_to_load() {
     Server::start_with(options); // the lock goes with the process
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn config_set_dir_cannot_move_the_state_file_away_from_a_restart() {
+    let dir = data_dir("movedir");
+    let elsewhere = data_dir("movedir-elsewhere");
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::module(&["worker-id", "4"]).server(&["--enable-protected-configs", "yes"])
+    };
+    let mut server = Server::start_with(options.clone());
+    let _: () = cmd(&["CONFIG", "SET", "dir", &elsewhere.display().to_string()])
+        .query(&mut server.connection())
+        .unwrap();
+    let (_stream, last_tick) = burst(&server);
+    let ahead = last_tick - now_ms();
+    server.kill9();
+    // Back with the original --dir, as a service manager would start it.
+    let server = Server::start_with(options);
+    let first = first_time_after_restart(&server);
+    assert!(
+        ahead > 100,
+        "the burst ran only {ahead} ms ahead: the hazard was not set up"
+    );
+    assert!(
+        first > last_tick,
+        "restarted at {first} ms, IDs were issued up to {last_tick} ms ({ahead} ms ahead)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
+#[test]
+fn state_files_named_like_their_lock_or_temporary_file_work() {
+    for name in ["ids.lock", "ids.tmp"] {
+        let dir = data_dir(&format!("names-{name}"));
+        // Whatever sits beside the state file under the lock's name is kept, not truncated.
+        std::fs::write(dir.join(format!("{name}.lock")), "precious").unwrap();
+        let options = Options {
+            dir: Some(dir.clone()),
+            ..Options::module(&["state-file", name])
+        };
+        let mut server = Server::start_with(options.clone());
+        let (_stream, last_tick) = burst(&server);
+        server.kill9();
+        let server = Server::start_with(options);
+        let first = first_time_after_restart(&server);
+        assert!(
+            first > last_tick,
+            "{name}: restarted at {first}, issued up to {last_tick}"
+        );
+        let kept = std::fs::read_to_string(dir.join(format!("{name}.lock"))).unwrap();
+        assert_eq!(kept, "precious", "{name}: the lock file was truncated");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

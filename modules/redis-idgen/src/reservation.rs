@@ -46,6 +46,8 @@ static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 static LOCK: Mutex<Option<File>> = Mutex::new(None);
 /// Why the last write of the state file failed; `None` while writes succeed.
 static FAILURE: Mutex<Option<String>> = Mutex::new(None);
+/// Whether [`FAILURE`] is set, readable without a lock on every call.
+static FAILING: AtomicBool = AtomicBool::new(false);
 
 /// The time below which IDs are durably reserved.
 pub fn durable_until() -> i64 {
@@ -65,7 +67,26 @@ pub fn note_issued(tick_ms: i64) {
 
 /// Why the state file cannot be written right now, if it cannot.
 pub fn failure() -> Option<String> {
+    if !FAILING.load(Ordering::Acquire) {
+        return None;
+    }
     FAILURE.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Why IDs must not be issued now, even below the reservation, if they must not: while
+/// the file cannot be written, a clock past the reservation is not waited out by issuing IDs
+/// that lag it (the reservation is not coming), but refused, saying why.
+pub fn refusal() -> Option<String> {
+    if !FAILING.load(Ordering::Acquire) || SystemClock.now_ms() < durable_until() {
+        return None;
+    }
+    failure()
+}
+
+fn set_failure(why: Option<String>) {
+    let mut failure = FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+    FAILING.store(why.is_some(), Ordering::Release);
+    *failure = why;
 }
 
 /// `path` with `suffix` appended to its file name (`a.state` -> `a.state.lock`).
@@ -162,7 +183,7 @@ fn keep_extending(path: &Path) {
             Ok(()) => {
                 DURABLE_UNTIL.store(next, Ordering::Release);
                 if failing {
-                    *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    set_failure(None);
                     ffi::log("warning", "idgen: state file writable again");
                     failing = false;
                 }
@@ -176,7 +197,7 @@ fn keep_extending(path: &Path) {
                     );
                     failing = true;
                 }
-                *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                set_failure(Some(why));
             }
         }
     }

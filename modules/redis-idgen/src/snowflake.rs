@@ -35,6 +35,9 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         return Err(CommandError::Replica);
     }
     let as_string = as_string || ctx.called_by_script();
+    if let Some(why) = reservation::refusal() {
+        return Err(CommandError::StateFile(why));
+    }
     state::with(|s| {
         s.ids.set_ceiling(reservation::durable_until());
         let result = issue(ctx, s, count, as_string);

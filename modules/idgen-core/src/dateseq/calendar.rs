@@ -197,7 +197,16 @@ mod tests {
 
     #[test]
     fn unknown_zones_are_refused() {
-        for bad in ["Mars/Olympus", "+25:00", "", "8", "-1", "+8:00", "+08:0", "+-8"] {
+        for bad in [
+            "Mars/Olympus",
+            "+25:00",
+            "",
+            "8",
+            "-1",
+            "+8:00",
+            "+08:0",
+            "+-8",
+        ] {
             assert!(Calendar::new(bad).is_err(), "{bad:?}");
         }
     }

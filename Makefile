@@ -31,6 +31,7 @@ lint: deps
 
 bench: build
 	@scripts/deps.sh --optional mariadb-server
+	@scripts/deps.sh --optional valgrind
 	cargo bench --bench compare
 	cargo build --release -p idgen-benches
 	benches/module.sh

@@ -66,8 +66,60 @@ echo "redis-benchmark against 127.0.0.1:$PORT (dir $DIR), $ROUNDS alternating ro
 compare "SNOWFLAKE.NEXT, unpipelined" no 50 1 100000 0.95 SNOWFLAKE.NEXT
 compare "SNOWFLAKE.NEXT, pipelined" no 50 64 1000000 0.95 SNOWFLAKE.NEXT
 compare "DATESEQ.NEXT, unpipelined, AOF on" yes 50 1 100000 0.95 DATESEQ.NEXT bench
-compare "DATESEQ.NEXT, pipelined, AOF on" yes 50 64 1000000 0.60 DATESEQ.NEXT bench
+compare "DATESEQ.NEXT, pipelined, AOF on" yes 50 64 1000000 0.75 DATESEQ.NEXT bench
 compare "DATESEQ.NEXT, pipelined, AOF off" no 50 64 1000000 - DATESEQ.NEXT bench
+
+# DATESEQ.NEXT COUNT 1000: values per second (calls/s x 1000), AOF on; goal 10,000,000/s.
+cli config set appendonly yes >/dev/null
+sleep 1
+count_calls=$(rps 50 64 200000 DATESEQ.NEXT bench COUNT 1000)
+count_values=$(awk -v c="$count_calls" 'BEGIN {printf "%.0f", c * 1000}')
+echo "  DATESEQ.NEXT COUNT 1000: $count_calls calls/s = $count_values values/s" >&2
+
+# Instructions per call inside redis-server, counted by callgrind on a second server (AOF on):
+# one client, no pipelining, the counters zeroed before and dumped after each command's run.
+instructions() {
+  local dir=$DIR/callgrind port pid n=5000
+  port=$(free_port)
+  mkdir -p "$dir"
+  valgrind --tool=callgrind --callgrind-out-file="$dir/out.%p" redis-server --port "$port" \
+    --bind 127.0.0.1 --save '' --appendonly yes --dir "$dir" --loadmodule "$MODULE" \
+    dateseq-digits 10 >"$dir/valgrind.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
+  local words
+  for words in "PING" "SNOWFLAKE.NEXT" "INCR $TODAY_KEY" "DATESEQ.NEXT bench"; do
+    # shellcheck disable=SC2086
+    redis-cli -p "$port" $words >/dev/null
+    callgrind_control -z "$pid" >/dev/null 2>&1
+    # shellcheck disable=SC2086
+    redis-benchmark -p "$port" -c 1 -P 1 -n "$n" -q $words >/dev/null 2>&1
+    callgrind_control -d "$pid" >/dev/null 2>&1
+    local out ir
+    out=$(ls -t "$dir"/out.* | head -1)
+    ir=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1)
+    rm -f "$out"
+    echo "${words%% *} $((ir / n))"
+  done
+  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+  echo "  counting instructions under callgrind (about a minute)" >&2
+  counts=$(instructions)
+  echo "$counts" | sed 's/^/  /' >&2
+  per() { awk -v w="$1" '$1 == w {print $2}' <<<"$counts"; }
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+  met() { awk -v r="$1" -v g="$2" 'BEGIN {print (r <= g) ? "yes" : "NO"}'; }
+  sf=$(ratio "$(per SNOWFLAKE.NEXT)" "$(per PING)")
+  ds=$(ratio "$(per DATESEQ.NEXT)" "$(per INCR)")
+  instruction_rows=(
+    "| SNOWFLAKE.NEXT vs PING | $(per SNOWFLAKE.NEXT) | $(per PING) | **$sf** | 1.15 | $(met "$sf" 1.15) |"
+    "| DATESEQ.NEXT vs \`INCR $TODAY_KEY\` | $(per DATESEQ.NEXT) | $(per INCR) | **$ds** | 1.30 | $(met "$ds" 1.30) |"
+  )
+else
+  instruction_rows=("| (valgrind is not installed: apt-get install valgrind) | | | | | |")
+fi
 
 # Batches: how close SNOWFLAKE.NEXT COUNT comes to the layout's limit of 4096 IDs per ms, with
 # borrowing ahead of the clock switched off (max-drift-ms 0) so that every ID counted was covered
@@ -97,6 +149,14 @@ slowest=$(cli slowlog get 1 | sed -n 3p)
   echo "| comparison | command | appendonly | redis-benchmark | INCR/s | command/s | ratio | goal | met |"
   echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "DATESEQ.NEXT bench COUNT 1000 (AOF on, -c 50 -P 64): **$count_values values/s** ($count_calls calls/s; goal 10,000,000)."
+  echo
+  echo "Instructions per call inside redis-server (callgrind, AOF on, one client, unpipelined):"
+  echo
+  echo "| comparison | command | baseline | ratio | goal (at most) | met |"
+  echo "|---|---|---|---|---|---|"
+  printf '%s\n' "${instruction_rows[@]}"
   echo
   echo "SNOWFLAKE.NEXT COUNT 4096 from 4 connections for 10 s, with idgen.max-drift-ms 0 (no ID ahead"
   echo "of the clock): **$rate IDs/s = $share** of the Twitter layout's 4,096,000/s (goal 0.90)."

@@ -5,13 +5,17 @@
 # Docker engine itself must be running; the container tests fail saying so when it is not.
 # With apt-get as root it installs them; otherwise it says what to install and fails.
 #
-# `deps.sh --optional mariadb-server`: tries to install mariadb-server too (for the Flickr row of
-# the comparison) and carries on without it, since the report then says why the row is missing.
+# `deps.sh --optional PACKAGE`: tries to install mariadb-server (the Flickr row of the comparison)
+# or valgrind (instruction counts in benches/module.sh) and carries on without it: the reports
+# then say what is missing.
 set -euo pipefail
 
 if [ "${1:-}" = --optional ]; then
   shift
-  command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] && exit 0
+  case "$1" in
+    mariadb-server) { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; } && exit 0 ;;
+    *) command -v "${1%-server}" >/dev/null && exit 0 ;;
+  esac
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing (optional): $*"
     export DEBIAN_FRONTEND=noninteractive

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use idgen_core::dateseq::{check_digits, compose, counter_key, Day};
+use idgen_core::dateseq::{check_digits, compose, Day};
 use idgen_core::{Clock, SystemClock};
 
 use crate::config::{DATESEQ_DIGITS, DATESEQ_TTL};
@@ -35,9 +35,9 @@ struct Request<'a> {
 
 /// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING]`: the next value of today's counter for
 /// `prefix`; with COUNT, the next `n` as the array `[first, last]`. As strings with STRING, and
-/// always when called from a script.
+/// from a script when above 2^53.
 pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let result = parse(ctx, args, true).and_then(|req| issue(ctx, &req).map(|v| (req, v)));
+    let result = parse(args, true).and_then(|req| issue(ctx, &req).map(|v| (req, v)));
     let (req, (first, last)) = match result {
         Ok(ok) => ok,
         Err(e) => {
@@ -46,12 +46,20 @@ pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
     };
     ISSUED.fetch_add(req.count.unwrap_or(1), Ordering::Relaxed);
+    let as_string = req.as_string || needs_string(ctx, last);
     if req.count.is_none() {
-        return ctx.reply_id(first, req.as_string);
+        return ctx.reply_id(first, as_string);
     }
     ctx.reply_array(2)?;
-    ctx.reply_id(first, req.as_string)?;
-    ctx.reply_id(last, req.as_string)
+    ctx.reply_id(first, as_string)?;
+    ctx.reply_id(last, as_string)
+}
+
+/// Whether `value` must go out as a string although the caller did not ask: a script's Lua
+/// numbers are doubles, exact only up to 2^53 (DIGITS up to 8 stays below it until the year
+/// 9007). Asked only then, as asking Redis costs more than the rest of the reply.
+fn needs_string(ctx: &Ctx, value: i64) -> bool {
+    value > 1 << 53 && ctx.called_by_script()
 }
 
 /// Moves the counter on by the request's count; the first and last values issued.
@@ -77,12 +85,15 @@ fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
 /// `DATESEQ.CURRENT prefix [DIGITS d] [STRING]`: the last value `DATESEQ.NEXT` gave today, or
 /// nil.
 pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let req = parse(ctx, args, false)?;
+    let req = parse(args, false)?;
     let (day, name) = locate(req.prefix)?;
     let seq = Counter::open(ctx, &name, false)?.get()?;
     match seq {
         None | Some(0) => ctx.reply_null(),
-        Some(seq) => ctx.reply_id(compose(day.date, req.digits, seq)?, req.as_string),
+        Some(seq) => {
+            let value = compose(day.date, req.digits, seq)?;
+            ctx.reply_id(value, req.as_string || needs_string(ctx, value))
+        }
     }
 }
 
@@ -91,14 +102,13 @@ fn locate(prefix: &[u8]) -> Result<(Day, KeyName), CommandError> {
     let now = SystemClock.now_ms();
     state::with(|s| {
         let day = s.days.day_of(now);
-        counter_key(prefix, day.date, &mut s.key_buf)?;
-        Ok((day, s.key_names.get(&s.key_buf)?))
+        Ok((day, s.key_names.get(prefix, day.date)?))
     })?
 }
 
 /// `prefix [DIGITS d] [COUNT n] [STRING]`, DIGITS defaulting to `idgen.dateseq-digits`;
 /// COUNT only where `counted`.
-fn parse<'a>(ctx: &Ctx, mut args: Args<'a>, counted: bool) -> Result<Request<'a>, CommandError> {
+fn parse(mut args: Args<'_>, counted: bool) -> Result<Request<'_>, CommandError> {
     let most = if counted { 7 } else { 5 };
     if args.len() < 2 || args.len() > most {
         return Err(CommandError::WrongArity);
@@ -122,6 +132,6 @@ fn parse<'a>(ctx: &Ctx, mut args: Args<'a>, counted: bool) -> Result<Request<'a>
         prefix,
         digits: check_digits(digits)?,
         count,
-        as_string: as_string || ctx.called_by_script(),
+        as_string,
     })
 }

@@ -18,9 +18,9 @@ pub struct State {
     pub ids: Generator<SystemClock>,
     /// Today's date in the configured zone.
     pub days: DayCache,
-    /// Reused buffers, so hot paths do not allocate.
-    pub key_buf: Vec<u8>,
+    /// The counter key name last used.
     pub key_names: KeyNameCache,
+    /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
     pub id_buf: Vec<u64>,
 }
 
@@ -30,7 +30,6 @@ impl State {
         State {
             ids,
             days,
-            key_buf: Vec::new(),
             key_names: KeyNameCache::default(),
             id_buf: Vec::new(),
         }

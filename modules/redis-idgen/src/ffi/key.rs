@@ -3,6 +3,7 @@
 
 use std::os::raw::c_longlong;
 
+use idgen_core::dateseq::counter_key;
 use redis_module::raw;
 
 use super::ctx::{decimal, Ctx};
@@ -19,11 +20,14 @@ impl Drop for KeyName {
 }
 
 /// The counter key name last used, kept between calls: most calls name the same prefix on the
-/// same day, and making a fresh Redis string for each would cost an allocation.
+/// same day, and naming the key afresh (and making a Redis string of it) would cost more than
+/// the rest of the call's own work.
 #[derive(Default)]
 pub struct KeyNameCache {
-    bytes: Vec<u8>,
+    prefix: Vec<u8>,
+    date: u32,
     name: Option<KeyName>,
+    buf: Vec<u8>,
 }
 
 // SAFETY: the cached Redis string is only touched on Redis's main thread, inside commands (the
@@ -31,19 +35,24 @@ pub struct KeyNameCache {
 unsafe impl Send for KeyNameCache {}
 
 impl KeyNameCache {
-    /// A reference to a Redis string holding `bytes`.
-    pub fn get(&mut self, bytes: &[u8]) -> Result<KeyName, CommandError> {
+    /// A reference to a Redis string naming the counter key of `prefix` on `date`.
+    ///
+    /// # Errors
+    /// The prefix cannot name a key ([`counter_key`]'s errors).
+    pub fn get(&mut self, prefix: &[u8], date: u32) -> Result<KeyName, CommandError> {
         let retain = need!(RedisModule_RetainString);
         let cached = match &self.name {
-            Some(name) if self.bytes == bytes => name.0,
+            Some(name) if self.date == date && self.prefix == prefix => name.0,
             _ => {
                 self.name = None;
-                let ptr = new_string(bytes);
+                counter_key(prefix, date, &mut self.buf)?;
+                let ptr = new_string(&self.buf);
                 if ptr.is_null() {
                     return Err(CommandError::MissingApi("RedisModule_CreateString"));
                 }
-                self.bytes.clear();
-                self.bytes.extend_from_slice(bytes);
+                self.prefix.clear();
+                self.prefix.extend_from_slice(prefix);
+                self.date = date;
                 self.name = Some(KeyName(ptr));
                 ptr
             }

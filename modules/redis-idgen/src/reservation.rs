@@ -55,10 +55,11 @@ pub fn durable_until() -> i64 {
 }
 
 /// Tells the thread how far IDs have gone, so the reservation keeps ahead of them; wakes it
-/// when they come within half a margin of its end.
+/// when they come within half a margin of its end, unless its writes are failing (it then
+/// retries on its own tick: a wake per call would be a failed write per call).
 pub fn note_issued(tick_ms: i64) {
     LAST_ISSUED.store(tick_ms, Ordering::Relaxed);
-    if durable_until() - tick_ms < MARGIN_MS / 2 {
+    if durable_until() - tick_ms < MARGIN_MS / 2 && !FAILING.load(Ordering::Relaxed) {
         if let Some(handle) = THREAD.try_lock().ok().as_ref().and_then(|t| t.as_ref()) {
             handle.thread().unpark();
         }

@@ -158,6 +158,15 @@ slowest=$(cli slowlog get 1 | sed -n 3p)
   echo "|---|---|---|---|---|---|"
   printf '%s\n' "${instruction_rows[@]}"
   echo
+  echo "Why the instruction goals are not met (prototype builds, measured once, 2026-11-23): a module command"
+  echo "that does nothing but reply one constant 19-digit integer already costs 1.15 x PING (the integer"
+  echo "reply and the module dispatch; PING replies a shared status), so SNOWFLAKE.NEXT's clock read,"
+  echo "reservation check and script check cannot fit under 1.15. DATESEQ.NEXT with its ACL check and"
+  echo "script check both removed still costs 1.37 x INCR: RM_Replicate looks its command name up on every"
+  echo "call (about 1,340 instructions, 13% of INCR) and RM_OpenKey/CloseKey cost more than INCR's own"
+  echo "key lookup. Neither can be avoided through the module API of Redis 7.0. Pipelined, where the"
+  echo "network's share of a call shrinks, the same fixed cost keeps DATESEQ.NEXT near 0.6 of INCR."
+  echo
   echo "SNOWFLAKE.NEXT COUNT 4096 from 4 connections for 10 s, with idgen.max-drift-ms 0 (no ID ahead"
   echo "of the clock): **$rate IDs/s = $share** of the Twitter layout's 4,096,000/s (goal 0.90)."
   echo "$refused calls found their millisecond spent and were refused at once, not made to wait;"

@@ -32,6 +32,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v cc >/dev/null || missing+=(gcc)
 [ -x /usr/bin/kill ] || [ -x /bin/kill ] || missing+=(procps) # the tests send SIGTERM
+# The failover tests cut a replication link with an iptables rule on loopback (as root).
+command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.
 compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
 # The container tests drive the docker CLI and compose; IDGEN_SKIP_DOCKER=1 skips them.

@@ -15,6 +15,7 @@ pub use redis;
 
 pub mod clock;
 pub mod containers;
+pub mod partition;
 pub mod ticket;
 
 /// Path of the module to load.

@@ -41,6 +41,13 @@ pub static DATESEQ_TTL: AtomicI64 = AtomicI64::new(DEFAULT_TTL_S);
 /// `idgen.dateseq-digits`: default DIGITS of DATESEQ. Default 6.
 pub static DATESEQ_DIGITS: AtomicI64 = AtomicI64::new(idgen_core::dateseq::DEFAULT_DIGITS as i64);
 
+/// `idgen.dateseq-failover-gap`: values each counter skips on its first use after this node is
+/// promoted to primary, covering what the old primary acknowledged but never replicated.
+/// Default [`DEFAULT_FAILOVER_GAP`]; 0 turns it off.
+pub static DATESEQ_FAILOVER_GAP: AtomicI64 = AtomicI64::new(DEFAULT_FAILOVER_GAP);
+
+/// Default of `idgen.dateseq-failover-gap`: a second of writes at 10,000 values/s.
+pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
 /// Default of `idgen.dateseq-ttl`.
 pub const DEFAULT_TTL_S: i64 = 2 * 86_400;
 /// Shortest `idgen.dateseq-ttl`: an hour, so a clock a little behind still finds yesterday's key.
@@ -142,6 +149,15 @@ pub static SETTINGS: &[Setting] = &[
         1,
         idgen_core::dateseq::MAX_DIGITS as i64,
         &DATESEQ_DIGITS,
+        none,
+    ),
+    int(
+        "dateseq-failover-gap",
+        true,
+        DEFAULT_FAILOVER_GAP,
+        0,
+        crate::dateseq::MAX_COUNT,
+        &DATESEQ_FAILOVER_GAP,
         none,
     ),
 ];

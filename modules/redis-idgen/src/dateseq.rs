@@ -4,13 +4,17 @@
 //! `idgen_core::dateseq::counter_key`), in the prefix's Cluster slot. It reaches replicas and the
 //! AOF as `INCR key` or `INCRBY key n` (plus `PEXPIREAT` when created), never as `DATESEQ.NEXT`:
 //! a replica replaying the command would read the date off its own clock.
+//!
+//! After this node is promoted to primary, each counter skips `idgen.dateseq-failover-gap`
+//! values on its first use, so values the old primary acknowledged but never replicated are
+//! not handed out again (the skip reaches replicas as part of the INCRBY).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use idgen_core::dateseq::{check_digits, compose, Day};
+use idgen_core::dateseq::{check_digits, compose, Day, ValueError};
 use idgen_core::{Clock, SystemClock};
 
-use crate::config::{DATESEQ_DIGITS, DATESEQ_TTL};
+use crate::config::{DATESEQ_DIGITS, DATESEQ_FAILOVER_GAP, DATESEQ_TTL};
 use crate::error::CommandError;
 use crate::ffi::ctx::{Args, Ctx};
 use crate::ffi::key::{Counter, KeyName};
@@ -21,6 +25,10 @@ use crate::state;
 pub static ISSUED: AtomicU64 = AtomicU64::new(0);
 /// DATESEQ.NEXT calls refused since load.
 pub static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Failover gaps taken since load (one per counter per promotion).
+pub static GAPS: AtomicU64 = AtomicU64::new(0);
+/// Values skipped by those gaps.
+pub static SKIPPED: AtomicU64 = AtomicU64::new(0);
 /// Most values one `DATESEQ.NEXT ... COUNT n` reserves.
 pub const MAX_COUNT: i64 = 1_000_000_000;
 
@@ -62,22 +70,39 @@ fn needs_string(ctx: &Ctx, value: i64) -> bool {
     value > 1 << 53 && ctx.called_by_script()
 }
 
-/// Moves the counter on by the request's count; the first and last values issued.
+/// Moves the counter on by the request's count (after the failover gap, on the counter's first
+/// use since a promotion); the first and last values issued.
 fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
     let n = req.count.unwrap_or(1);
-    let (day, name) = locate(req.prefix)?;
+    let (day, name, fenced) = locate(req.prefix)?;
+    let gap = if fenced {
+        DATESEQ_FAILOVER_GAP.load(Ordering::Relaxed) as u64
+    } else {
+        0
+    };
     let counter = Counter::open(ctx, &name, true)?;
     let old = counter.get()?;
     let base = old.unwrap_or(0);
     // Checked before anything is written: a spent day is an error, never a wrap.
-    let last = compose(day.date, req.digits, base + n)?;
+    let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
+        ValueError::SequenceOverflow { .. } if gap > 0 => CommandError::OutOfRange(format!(
+            "{e} after the failover gap of {gap} this counter skips once after a promotion \
+             (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
+        )),
+        e => e.into(),
+    })?;
     let first = last - (n as i64 - 1);
     match old {
         None => {
             let ttl_ms = DATESEQ_TTL.load(Ordering::Relaxed).saturating_mul(1000);
-            counter.create(n, day.end_ms.saturating_add(ttl_ms))?
+            counter.create(gap + n, day.end_ms.saturating_add(ttl_ms))?
         }
-        Some(old) => counter.add(old, n)?,
+        Some(old) => counter.add(old, gap + n)?,
+    }
+    if fenced {
+        state::with(|s| s.fence.pass(req.prefix, day.date))?;
+        GAPS.fetch_add(1, Ordering::Relaxed);
+        SKIPPED.fetch_add(gap, Ordering::Relaxed);
     }
     Ok((first, last))
 }
@@ -86,7 +111,7 @@ fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
 /// nil.
 pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let req = parse(args, false)?;
-    let (day, name) = locate(req.prefix)?;
+    let (day, name, _) = locate(req.prefix)?;
     let seq = Counter::open(ctx, &name, false)?.get()?;
     match seq {
         None | Some(0) => ctx.reply_null(),
@@ -97,12 +122,14 @@ pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
 }
 
-/// Today and the name of today's counter key for `prefix`.
-fn locate(prefix: &[u8]) -> Result<(Day, KeyName), CommandError> {
+/// Today, the name of today's counter key for `prefix`, and whether that counter must skip the
+/// failover gap first.
+fn locate(prefix: &[u8]) -> Result<(Day, KeyName, bool), CommandError> {
     let now = SystemClock.now_ms();
     state::with(|s| {
         let day = s.days.day_of(now);
-        Ok((day, s.key_names.get(prefix, day.date)?))
+        let fenced = s.fence.needs_gap(prefix, day.date);
+        Ok((day, s.key_names.get(prefix, day.date)?, fenced))
     })?
 }
 

@@ -25,6 +25,7 @@ pub fn write(info: &Info) {
         info.int("drift_borrowed_max_ms", stats.max_drift_ms as i64);
         info.int("last_tick_ms", s.ids.last_tick_unix_ms());
         info.text("dateseq_timezone", s.days.calendar().name());
+        info.int("dateseq_promotions", s.fence.term() as i64);
     }
     info.int("reserved_until_ms", reservation::durable_until());
     info.text(
@@ -45,6 +46,18 @@ pub fn write(info: &Info) {
     info.int(
         "dateseq_refused",
         dateseq::REFUSED.load(Ordering::Relaxed) as i64,
+    );
+    info.int(
+        "dateseq_failover_gap",
+        config::DATESEQ_FAILOVER_GAP.load(Ordering::Relaxed),
+    );
+    info.int(
+        "dateseq_failover_gaps_taken",
+        dateseq::GAPS.load(Ordering::Relaxed) as i64,
+    );
+    info.int(
+        "dateseq_failover_values_skipped",
+        dateseq::SKIPPED.load(Ordering::Relaxed) as i64,
     );
     info.int("dateseq_ttl_s", config::DATESEQ_TTL.load(Ordering::Relaxed));
     info.int(

@@ -1,11 +1,13 @@
 //! Whether this server is a replica, followed through role-change events so that
-//! SNOWFLAKE.NEXT does not have to ask Redis on every call.
+//! SNOWFLAKE.NEXT does not have to ask Redis on every call; a promotion also starts a new
+//! DATESEQ term (see `idgen_core::dateseq::fence`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use redis_module::raw;
 
 use crate::ffi::module;
+use crate::state;
 
 static IS_REPLICA: AtomicBool = AtomicBool::new(false);
 
@@ -20,5 +22,13 @@ pub fn is_replica() -> bool {
 /// When Redis lacks the APIs or refuses the subscription.
 pub fn follow(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     IS_REPLICA.store(module::is_replica(ctx)?, Ordering::Relaxed);
-    module::on_role_change(ctx, |replica| IS_REPLICA.store(replica, Ordering::Relaxed))
+    module::on_role_change(ctx, changed)
+}
+
+fn changed(replica: bool) {
+    IS_REPLICA.store(replica, Ordering::Relaxed);
+    if !replica {
+        // Events arrive on Redis's thread between commands: the state is free.
+        let _ = state::with(|s| s.fence.new_term());
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use idgen_core::dateseq::DayCache;
+use idgen_core::dateseq::{DayCache, Fence};
 use idgen_core::{Generator, SystemClock};
 
 use crate::ffi::key::KeyNameCache;
@@ -20,6 +20,8 @@ pub struct State {
     pub days: DayCache,
     /// The counter key name last used.
     pub key_names: KeyNameCache,
+    /// Which counters still skip the failover gap in this term (since the last promotion).
+    pub fence: Fence,
     /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
     pub id_buf: Vec<u64>,
 }
@@ -31,6 +33,7 @@ impl State {
             ids,
             days,
             key_names: KeyNameCache::default(),
+            fence: Fence::new(),
             id_buf: Vec::new(),
         }
     }

@@ -2,12 +2,14 @@
 //!
 //! The counter itself lives elsewhere (a Redis string key); this module decides which day it
 //! is in a time zone ([`calendar`]), what the counter key is called ([`key`]) and how a counter
-//! value becomes an ID ([`value`]).
+//! value becomes an ID ([`value`]), and which counters must skip ahead after a promotion ([`fence`]).
 
 pub mod calendar;
+pub mod fence;
 pub mod key;
 pub mod value;
 
 pub use calendar::{Calendar, Day, DayCache, ZoneError};
+pub use fence::Fence;
 pub use key::{counter_key, KeyError};
 pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 pub use redis;
 
 pub mod clock;
+pub mod cluster;
 pub mod containers;
 pub mod partition;
 pub mod ticket;

@@ -29,12 +29,14 @@
 //! assert_eq!(ids.decode(id).worker, 3);
 //! ```
 
+pub mod claims;
 pub mod clock;
 pub mod dateseq;
 pub mod generator;
 pub mod layout;
 pub mod settings;
 
+pub use claims::{Claim, Claims};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use generator::{DecodedId, GenerateError, Generator, Stats, CEILING_HEADROOM_MS};
 pub use layout::{Field, Layout, LayoutError};

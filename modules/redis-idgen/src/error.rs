@@ -26,6 +26,8 @@ pub enum CommandError {
     BadCounter,
     /// SNOWFLAKE.NEXT on a replica.
     Replica,
+    /// Another primary of the cluster claims this node's worker-id (or none heard yet).
+    WorkerClaim(String),
     /// The module did not finish loading.
     NotReady,
     /// Redis lacks an API the module needs.
@@ -63,6 +65,7 @@ impl CommandError {
             CommandError::Replica => "ERR SNOWFLAKE.NEXT is refused on a replica: it would repeat \
                  its primary's IDs; send it to the primary"
                 .into(),
+            CommandError::WorkerClaim(why) => format!("ERR {why}"),
             CommandError::NotReady => "ERR idgen module is not initialised".into(),
             CommandError::MissingApi(name) => format!("ERR this Redis lacks {name}"),
             CommandError::Generate(e) => format!("ERR {e}"),

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::ffi::module::Info;
-use crate::{config, dateseq, reservation, state};
+use crate::{cluster, config, dateseq, reservation, state};
 
 /// Writes the section. Also called for crash reports, so it never waits for the state lock.
 pub fn write(info: &Info) {
@@ -28,6 +28,10 @@ pub fn write(info: &Info) {
         info.int("dateseq_promotions", s.fence.term() as i64);
     }
     info.int("reserved_until_ms", reservation::durable_until());
+    if let Some((conflict, heard)) = cluster::status() {
+        info.text("worker_id_conflict", &conflict);
+        info.int("cluster_nodes_heard", heard as i64);
+    }
     info.text(
         "state_file",
         &config::STATE_FILE

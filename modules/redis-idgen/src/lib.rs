@@ -18,6 +18,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod cluster;
 mod config;
 mod dateseq;
 mod error;
@@ -65,6 +66,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let mut ids = Generator::new(config::settings()?, SystemClock).map_err(|e| e.to_string())?;
     let days = DayCache::new(config::calendar()?);
     role::follow(ctx.ctx)?;
+    cluster::start(ctx.ctx)?;
     match config::resolve_state_file()? {
         Some(path) => {
             let floor = reservation::start(path)?;

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 
 use crate::error::CommandError;
 use crate::ffi::ctx::{Args, Ctx};
-use crate::{reservation, role, state};
+use crate::{cluster, reservation, role, state};
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
@@ -33,6 +33,9 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     })?;
     if role::is_replica() {
         return Err(CommandError::Replica);
+    }
+    if let Some(why) = cluster::refusal() {
+        return Err(CommandError::WorkerClaim(why));
     }
     let as_string = as_string || ctx.called_by_script();
     if let Some(why) = reservation::refusal() {

@@ -90,7 +90,8 @@ pub fn every(
     period_ms: i64,
     tick: fn(*mut raw::RedisModuleCtx),
 ) -> Result<(), String> {
-    static TICK: OnceLock<(i64, fn(*mut raw::RedisModuleCtx))> = OnceLock::new();
+    type Tick = fn(*mut raw::RedisModuleCtx);
+    static TICK: OnceLock<(i64, Tick)> = OnceLock::new();
     extern "C" fn fire(ctx: *mut raw::RedisModuleCtx, _: *mut c_void) {
         if let Some((period, tick)) = TICK.get() {
             tick(ctx);

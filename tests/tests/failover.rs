@@ -185,6 +185,10 @@ fn without_the_gap_the_promoted_replica_repeats_values() {
         !repeated.is_empty(),
         "no repeat without the gap: the partition lost nothing"
     );
+    eprintln!(
+        "without the gap, {} values were issued twice",
+        repeated.len()
+    );
     assert_eq!(
         outcome
             .promoted

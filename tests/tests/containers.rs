@@ -176,12 +176,13 @@ fn a_replica_container_mirrors_dateseq_and_refuses_snowflake() {
     let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut p).unwrap();
     assert_eq!(worker_of(id), 1);
 
-    // Promoted, it issues under its own worker-id and carries the counters on.
+    // Promoted, it issues under its own worker-id and carries the counters on, past the
+    // default failover gap of 10,000 (what the old primary may have issued unreplicated).
     let _: () = cmd(&["REPLICAOF", "NO", "ONE"]).query(&mut r).unwrap();
     let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut r).unwrap();
     assert_eq!(worker_of(id), 2);
     let next: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut r).unwrap();
-    assert_eq!(next, last["order"] + 1);
+    assert_eq!(next, last["order"] + 10_000 + 1);
 }
 
 /// The durable bound in a ticket server's data directory: no ticket at or above it was issued.

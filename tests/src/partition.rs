@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use crate::{cmd, Server};
+
 /// Packets between two loopback ports, both ways, dropped while this lives.
 pub struct Partition {
     rules: Vec<Vec<String>>,
@@ -27,6 +29,25 @@ impl Partition {
             partition.rules.push(rule);
         }
         Ok(partition)
+    }
+}
+
+impl Partition {
+    /// Cuts the replication link of `primary`'s only replica; both keep serving clients.
+    ///
+    /// # Errors
+    /// As [`Partition::between`].
+    pub fn replication_link(primary: &Server) -> Result<Partition, String> {
+        let list: String = cmd(&["CLIENT", "LIST", "TYPE", "replica"])
+            .query(&mut primary.connection())
+            .map_err(|e| e.to_string())?;
+        // `addr=127.0.0.1:<port>`: the replica's end of the link, as the primary sees it.
+        let port = list
+            .split_whitespace()
+            .find_map(|field| field.strip_prefix("addr="))
+            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
+            .ok_or_else(|| format!("no replica in CLIENT LIST: {list}"))?;
+        Partition::between(primary.port, port)
     }
 }
 

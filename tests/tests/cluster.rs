@@ -158,8 +158,8 @@ fn manual_and_forced_failover_repeat_nothing() {
     // Forced failover of the same shard, now led by `replica`: its replica (the old primary) is
     // cut off from it first, so the values issued meanwhile never reach it; then the primary dies.
     let (primary, standby) = (replica, old_primary);
-    let link = replica_link_port(cluster.node(primary));
-    let partition = Partition::between(primary, link).unwrap_or_else(|e| panic!("{e}"));
+    let partition =
+        Partition::replication_link(cluster.node(primary)).unwrap_or_else(|e| panic!("{e}"));
     issue(&mut con, &mut values, 100);
     cluster.node(primary).kill9();
     assert!(
@@ -187,18 +187,6 @@ fn manual_and_forced_failover_repeat_nothing() {
     assert_unique(&ids, "SNOWFLAKE IDs across both failovers");
     let promoted = cluster.node(standby);
     assert_eq!(promoted.info_field("dateseq_promotions"), "1");
-}
-
-/// The port the primary sees its (only) replica's replication link come from.
-fn replica_link_port(primary: &Server) -> u16 {
-    let list: String = cmd(&["CLIENT", "LIST", "TYPE", "replica"])
-        .query(&mut primary.connection())
-        .unwrap();
-    let addr = list
-        .split_whitespace()
-        .find_map(|field| field.strip_prefix("addr="))
-        .unwrap_or_else(|| panic!("no replica in CLIENT LIST: {list}"));
-    addr.rsplit(':').next().unwrap().parse().unwrap()
 }
 
 #[test]

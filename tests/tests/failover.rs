@@ -40,7 +40,6 @@ fn partitioned_failover(gap: &str) -> Outcome {
             .unwrap();
         info.contains("master_link_status:up")
     }));
-    let link_port = replica_link_port(&primary);
 
     // Four clients issue values from the primary until told to stop.
     let issued = Arc::new(AtomicUsize::new(0));
@@ -82,7 +81,7 @@ fn partitioned_failover(gap: &str) -> Outcome {
         })
     };
     assert!(reached(BEFORE));
-    let partition = Partition::between(primary.port, link_port)
+    let partition = Partition::replication_link(&primary)
         .unwrap_or_else(|e| panic!("the failover test cuts a link with iptables: {e}"));
     partitioned.store(true, Ordering::Relaxed);
     assert!(reached(BEFORE + DURING));
@@ -120,18 +119,6 @@ fn partitioned_failover(gap: &str) -> Outcome {
         new,
         promoted: replica,
     }
-}
-
-/// The local port of the primary's replication link, from the primary's side.
-fn replica_link_port(primary: &Server) -> u16 {
-    let list: String = cmd(&["CLIENT", "LIST", "TYPE", "replica"])
-        .query(&mut primary.connection())
-        .unwrap();
-    let addr = list
-        .split_whitespace()
-        .find_map(|field| field.strip_prefix("addr="))
-        .unwrap_or_else(|| panic!("no replica in CLIENT LIST: {list}"));
-    addr.rsplit(':').next().unwrap().parse().unwrap()
 }
 
 fn repeats(outcome: &Outcome) -> Vec<i64> {

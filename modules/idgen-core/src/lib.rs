@@ -34,6 +34,7 @@ pub mod clock;
 pub mod dateseq;
 pub mod generator;
 pub mod layout;
+pub mod lease;
 pub mod settings;
 
 pub use claims::{Claim, Claims};

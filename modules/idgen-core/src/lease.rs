@@ -16,6 +16,9 @@ use std::fmt;
 pub const MAX_POOL: u32 = 65_536;
 /// Shortest and longest lease.
 pub const TTL_RANGE_MS: (i64, i64) = (100, 86_400_000);
+/// How far past its lease's end a holder may record it will issue: room for its clock to run
+/// that much ahead of the coordinator's. More would keep the next holder waiting for nothing.
+pub const UNTIL_SLACK_MS: i64 = 60_000;
 
 /// One worker ID's record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +78,8 @@ pub enum LeaseError {
     BadTtl(i64),
     /// A worker ID outside the pool.
     NoSuchWorker(u32),
+    /// An UNTIL further than [`UNTIL_SLACK_MS`] past the lease's new end.
+    UntilTooFar { until_ms: i64, expires_ms: i64 },
     /// The caller's token is not the current holder's, or the lease has expired.
     NotHolder { worker_id: u32, expired: bool },
 }
@@ -98,6 +103,10 @@ impl fmt::Display for LeaseError {
                 TTL_RANGE_MS.0, TTL_RANGE_MS.1
             ),
             LeaseError::NoSuchWorker(id) => write!(f, "worker ID {id} is not in this namespace"),
+            LeaseError::UntilTooFar { until_ms, expires_ms } => write!(
+                f,
+                "UNTIL {until_ms} is more than {UNTIL_SLACK_MS} ms past the lease's end {expires_ms}"
+            ),
             LeaseError::NotHolder {
                 worker_id,
                 expired: true,
@@ -196,8 +205,15 @@ impl Pool {
         until_ms: i64,
     ) -> Result<Lease, LeaseError> {
         check_ttl(ttl_ms)?;
+        let expires_ms = now_ms + ttl_ms;
+        if until_ms > expires_ms + UNTIL_SLACK_MS {
+            return Err(LeaseError::UntilTooFar {
+                until_ms,
+                expires_ms,
+            });
+        }
         let lease = self.holder(worker_id, token, now_ms)?;
-        lease.expires_ms = now_ms + ttl_ms;
+        lease.expires_ms = expires_ms;
         lease.until_ms = lease.until_ms.max(until_ms);
         Ok(*lease)
     }

@@ -1,6 +1,7 @@
 //! Every error a command can answer with, and the one place that turns them into Redis replies.
 
 use idgen_core::dateseq::{KeyError, ValueError};
+use idgen_core::lease::LeaseError;
 use idgen_core::GenerateError;
 
 use crate::ffi::ctx::Ctx;
@@ -38,6 +39,8 @@ pub enum CommandError {
     Value(ValueError),
     /// The prefix cannot name a counter key.
     Key(KeyError),
+    /// A worker-ID lease operation was refused.
+    Lease(LeaseError),
 }
 
 impl CommandError {
@@ -71,6 +74,7 @@ impl CommandError {
             CommandError::Generate(e) => format!("ERR {e}"),
             CommandError::Value(e) => format!("ERR {e}"),
             CommandError::Key(e) => format!("ERR {e}"),
+            CommandError::Lease(e) => format!("ERR {e}"),
         }
     }
 
@@ -98,5 +102,11 @@ impl From<ValueError> for CommandError {
 impl From<KeyError> for CommandError {
     fn from(e: KeyError) -> Self {
         CommandError::Key(e)
+    }
+}
+
+impl From<LeaseError> for CommandError {
+    fn from(e: LeaseError) -> Self {
+        CommandError::Lease(e)
     }
 }

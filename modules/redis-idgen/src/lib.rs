@@ -10,6 +10,10 @@
 //! | `SNOWFLAKE.DECODE id` | time_ms, time (ISO-8601), datacenter, worker, sequence |
 //! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING]` | `yyyyMMdd * 10^d + seq` from today's counter; with COUNT, `[first, last]` of `n` values |
 //! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING]` | the last value DATESEQ.NEXT gave today, or nil |
+//! | `WORKERID.ACQUIRE ns TTL ms [MAX n]` | `[worker_id, token, expires_at_ms, start_above_ms]` |
+//! | `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]` | `[expires_at_ms, until_ms]` |
+//! | `WORKERID.RELEASE ns worker_id token` | OK |
+//! | `WORKERID.LIST ns` | `[worker_id, token, expires_at_ms, until_ms]` per live lease |
 //!
 //! IDs are integers, or strings with STRING and whenever a script calls (Lua rounds integers
 //! above 2^53). Configuration is in [`config`]; `INFO idgen` shows the layout and counters.
@@ -28,6 +32,7 @@ mod reservation;
 mod role;
 mod snowflake;
 mod state;
+mod workerid;
 
 use idgen_core::dateseq::DayCache;
 use idgen_core::{Generator, SystemClock};
@@ -42,6 +47,10 @@ const COMMANDS: &[Command] = &[
     Command { name: "SNOWFLAKE.DECODE", handler: raw_handler!(snowflake::decode), flags: "fast", keys: (0, 0, 0) },
     Command { name: "DATESEQ.NEXT", handler: raw_handler!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1) },
     Command { name: "DATESEQ.CURRENT", handler: raw_handler!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1) },
+    Command { name: "WORKERID.ACQUIRE", handler: raw_handler!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1) },
+    Command { name: "WORKERID.RENEW", handler: raw_handler!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1) },
+    Command { name: "WORKERID.RELEASE", handler: raw_handler!(workerid::release), flags: "write", keys: (1, 1, 1) },
+    Command { name: "WORKERID.LIST", handler: raw_handler!(workerid::list), flags: "readonly", keys: (1, 1, 1) },
 ];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {

@@ -103,6 +103,19 @@ impl Ctx {
         Ok(())
     }
 
+    /// Replies `+OK`.
+    pub fn reply_ok(&self) -> Result<(), CommandError> {
+        let reply = need!(RedisModule_ReplyWithSimpleString);
+        // SAFETY: see reply_i64; a NUL-terminated static string.
+        unsafe { reply(self.0, c"OK".as_ptr()) };
+        Ok(())
+    }
+
+    /// The same context through redis-module's safe API (RM_Call and friends).
+    pub fn safe(&self) -> redis_module::Context {
+        redis_module::Context::new(self.0)
+    }
+
     /// Replies with an error; `text` starts with its code, e.g. `ERR`.
     pub fn reply_error(&self, text: &str) {
         let Ok(text) = CString::new(text.replace('\0', " ")) else {

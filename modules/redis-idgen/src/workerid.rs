@@ -1,0 +1,180 @@
+//! `WORKERID.ACQUIRE`, `WORKERID.RENEW`, `WORKERID.RELEASE`, `WORKERID.LIST`: worker-ID
+//! leases for processes that make Snowflake IDs themselves (`idgen_core::lease`).
+//!
+//! A namespace is a plain Redis hash (the command's key, so one Cluster slot). Each command
+//! reads it, decides with the primary's clock, and writes back only the fields it changed with
+//! `HSET` carrying absolute values: replicas and the AOF replay those writes, never the decision.
+
+use idgen_core::lease::{LeaseError, Pool};
+use idgen_core::{Clock, SystemClock};
+use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
+
+use crate::error::CommandError;
+use crate::ffi::ctx::{Args, Ctx};
+use crate::role;
+
+/// Pool size when ACQUIRE names none: Twitter's 10 node bits.
+pub const DEFAULT_MAX: u32 = 1024;
+
+/// `WORKERID.ACQUIRE ns TTL ms [MAX n]`: `[worker_id, token, expires_at_ms, start_above_ms]`.
+pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+    if !(4..=6).contains(&args.len()) {
+        return Err(CommandError::WrongArity);
+    }
+    let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let (mut ttl, mut max) = (None, DEFAULT_MAX as i64);
+    args.options(|name, args| {
+        if name.eq_ignore_ascii_case(b"TTL") {
+            ttl = Some(args.next_i64()?);
+        } else if name.eq_ignore_ascii_case(b"MAX") {
+            max = args.next_i64()?;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    let ttl = ttl.ok_or(CommandError::Syntax)?;
+    let max = u32::try_from(max).map_err(|_| LeaseError::BadMax(0))?;
+    let primary = primary(ctx)?;
+    let mut pool = read(&primary, ns)?;
+    let grant = pool.acquire(max, SystemClock.now_ms(), ttl)?;
+    write(&primary, ns, &pool, grant.worker_id)?;
+    ctx.reply_array(4)?;
+    ctx.reply_i64(grant.worker_id as i64)?;
+    ctx.reply_i64(grant.lease.token as i64)?;
+    ctx.reply_i64(grant.lease.expires_ms)?;
+    ctx.reply_i64(grant.start_above_ms)
+}
+
+/// `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]`: `[expires_at_ms, until_ms]`.
+pub fn renew(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+    if !(6..=8).contains(&args.len()) {
+        return Err(CommandError::WrongArity);
+    }
+    let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let (worker_id, token) = holder(&mut args)?;
+    let (mut ttl, mut until) = (None, 0);
+    args.options(|name, args| {
+        if name.eq_ignore_ascii_case(b"TTL") {
+            ttl = Some(args.next_i64()?);
+        } else if name.eq_ignore_ascii_case(b"UNTIL") {
+            until = args.next_i64()?;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    let ttl = ttl.ok_or(CommandError::Syntax)?;
+    let primary = primary(ctx)?;
+    let mut pool = read(&primary, ns)?;
+    let lease = pool.renew(worker_id, token, SystemClock.now_ms(), ttl, until)?;
+    write(&primary, ns, &pool, worker_id)?;
+    ctx.reply_array(2)?;
+    ctx.reply_i64(lease.expires_ms)?;
+    ctx.reply_i64(lease.until_ms)
+}
+
+/// `WORKERID.RELEASE ns worker_id token`: OK, and the worker ID is free at once.
+pub fn release(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+    if args.len() != 4 {
+        return Err(CommandError::WrongArity);
+    }
+    let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let (worker_id, token) = holder(&mut args)?;
+    let primary = primary(ctx)?;
+    let mut pool = read(&primary, ns)?;
+    pool.release(worker_id, token, SystemClock.now_ms())?;
+    write(&primary, ns, &pool, worker_id)?;
+    ctx.reply_ok()
+}
+
+/// `WORKERID.LIST ns`: `[worker_id, token, expires_at_ms, until_ms]` per live lease.
+pub fn list(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+    if args.len() != 2 {
+        return Err(CommandError::WrongArity);
+    }
+    let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let pool = read(&primary(ctx)?, ns)?;
+    let live: Vec<_> = pool.live(SystemClock.now_ms()).collect();
+    ctx.reply_array(live.len())?;
+    for (worker_id, lease) in live {
+        ctx.reply_array(4)?;
+        ctx.reply_i64(worker_id as i64)?;
+        ctx.reply_i64(lease.token as i64)?;
+        ctx.reply_i64(lease.expires_ms)?;
+        ctx.reply_i64(lease.until_ms)?;
+    }
+    Ok(())
+}
+
+/// The context, on a primary: a replica's clock must not judge leases, and its writes would
+/// not reach the others.
+fn primary(ctx: &Ctx) -> Result<Context, CommandError> {
+    if role::is_replica() {
+        return Err(CommandError::OutOfRange(
+            "WORKERID commands are refused on a replica: send them to the primary".into(),
+        ));
+    }
+    Ok(ctx.safe())
+}
+
+/// `worker_id token` arguments.
+fn holder(args: &mut Args) -> Result<(u32, u64), CommandError> {
+    let worker_id = u32::try_from(args.next_i64()?)
+        .map_err(|_| CommandError::OutOfRange("worker ID must not be negative".into()))?;
+    let token = u64::try_from(args.next_i64()?)
+        .map_err(|_| CommandError::OutOfRange("token must not be negative".into()))?;
+    Ok((worker_id, token))
+}
+
+/// The namespace's pool (empty when the key does not exist).
+fn read(ctx: &Context, ns: &[u8]) -> Result<Pool, CommandError> {
+    let reply = ctx
+        .call("HGETALL", &[ns])
+        .map_err(|e| match e.to_string() {
+            t if t.starts_with("WRONGTYPE") => CommandError::WrongType,
+            t => CommandError::OutOfRange(t),
+        })?;
+    let RedisValue::Array(items) = reply else {
+        return Err(LeaseError::Corrupt("not a hash".into()).into());
+    };
+    let texts: Vec<String> = items
+        .into_iter()
+        .map(text)
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            CommandError::from(LeaseError::Corrupt("a field that is not text".into()))
+        })?;
+    let pairs = texts.chunks(2).filter_map(|p| match p {
+        [f, v] => Some((f.as_str(), v.as_str())),
+        _ => None,
+    });
+    Ok(Pool::from_fields(pairs)?)
+}
+
+fn text(value: RedisValue) -> Option<String> {
+    match value {
+        RedisValue::BulkString(s) | RedisValue::SimpleString(s) => Some(s),
+        RedisValue::StringBuffer(b) => String::from_utf8(b).ok(),
+        RedisValue::BulkRedisString(s) => s.try_as_str().ok().map(str::to_string),
+        _ => None,
+    }
+}
+
+/// Writes what changed for `worker_id` as one `HSET` of absolute values, propagated as is.
+fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), CommandError> {
+    let fields = pool.fields_of(worker_id);
+    let mut args: Vec<&[u8]> = vec![ns];
+    for (field, value) in &fields {
+        args.push(field.as_bytes());
+        args.push(value.as_bytes());
+    }
+    let options = CallOptionsBuilder::new().replicate().build();
+    let result: CallResult = ctx.call_ext("HSET", &options, args.as_slice());
+    result.map(|_| ()).map_err(|e| {
+        CommandError::OutOfRange(format!(
+            "could not write the namespace: {}",
+            e.to_utf8_string().unwrap_or_default()
+        ))
+    })
+}

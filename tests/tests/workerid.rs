@@ -1,0 +1,248 @@
+//! WORKERID.* on a real redis-server: grants, exhaustion, renewals, tokens, expiry, recycling,
+//! bad input, replication as plain HSETs, AOF restarts and a promoted replica.
+
+use std::time::Duration;
+
+use idgen_tests::{cmd, error_of, wait_for, Options, Server};
+
+/// `[worker_id, token, expires_at_ms, start_above_ms]`.
+fn acquire(con: &mut redis::Connection, ns: &str, ttl: u64, max: u32) -> [i64; 4] {
+    let v: Vec<i64> = cmd(&[
+        "WORKERID.ACQUIRE",
+        ns,
+        "TTL",
+        &ttl.to_string(),
+        "MAX",
+        &max.to_string(),
+    ])
+    .query(con)
+    .unwrap();
+    v.try_into().unwrap()
+}
+
+#[test]
+fn grants_distinct_ids_until_exhausted_and_recycles_above_the_last_record() {
+    let server = Server::start(&[]);
+    let mut con = server.connection();
+    let grants: Vec<[i64; 4]> = (0..4)
+        .map(|_| acquire(&mut con, "fleet", 60_000, 4))
+        .collect();
+    let ids: Vec<i64> = grants.iter().map(|g| g[0]).collect();
+    assert_eq!(ids, [0, 1, 2, 3]);
+    let tokens: Vec<i64> = grants.iter().map(|g| g[1]).collect();
+    assert_eq!(tokens, [1, 2, 3, 4]);
+    let err = error_of(
+        &mut con,
+        &cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "60000", "MAX", "4"]),
+    );
+    assert_eq!(err, "ERR all 4 worker IDs of this namespace are leased");
+
+    // Worker 2's holder records how far it may issue, then releases: the ID is free at once and
+    // its next holder starts above that record, under a new token.
+    let until = idgen_tests::now_ms() + 30_000;
+    let renewed: Vec<i64> = cmd(&[
+        "WORKERID.RENEW",
+        "fleet",
+        "2",
+        "3",
+        "TTL",
+        "60000",
+        "UNTIL",
+        &until.to_string(),
+    ])
+    .query(&mut con)
+    .unwrap();
+    assert_eq!(renewed[1], until);
+    let _: () = cmd(&["WORKERID.RELEASE", "fleet", "2", "3"])
+        .query(&mut con)
+        .unwrap();
+    let again = acquire(&mut con, "fleet", 60_000, 4);
+    assert_eq!((again[0], again[1], again[3]), (2, 5, until));
+
+    // The old token is fenced off.
+    let err = error_of(
+        &mut con,
+        &cmd(&["WORKERID.RENEW", "fleet", "2", "3", "TTL", "1000"]),
+    );
+    assert!(
+        err.contains("token is not the holder's of worker ID 2"),
+        "{err}"
+    );
+    let err = error_of(&mut con, &cmd(&["WORKERID.RELEASE", "fleet", "2", "3"]));
+    assert!(err.contains("not the holder's"), "{err}");
+
+    let live: Vec<Vec<i64>> = cmd(&["WORKERID.LIST", "fleet"]).query(&mut con).unwrap();
+    assert_eq!(live.iter().map(|l| l[0]).collect::<Vec<_>>(), [0, 1, 2, 3]);
+}
+
+#[test]
+fn an_expired_lease_returns_to_the_pool_and_cannot_be_renewed() {
+    let server = Server::start(&[]);
+    let mut con = server.connection();
+    let first = acquire(&mut con, "short", 200, 1);
+    assert_eq!(first[0], 0);
+    let err = error_of(
+        &mut con,
+        &cmd(&["WORKERID.ACQUIRE", "short", "TTL", "200", "MAX", "1"]),
+    );
+    assert!(err.contains("leased"), "{err}");
+    std::thread::sleep(Duration::from_millis(300));
+    let err = error_of(
+        &mut con,
+        &cmd(&["WORKERID.RENEW", "short", "0", "1", "TTL", "200"]),
+    );
+    assert!(err.contains("has expired"), "{err}");
+    let list: Vec<Vec<i64>> = cmd(&["WORKERID.LIST", "short"]).query(&mut con).unwrap();
+    assert!(list.is_empty());
+    let second = acquire(&mut con, "short", 200, 1);
+    assert_eq!((second[0], second[1]), (0, 2));
+}
+
+#[test]
+fn bad_input_gets_an_error_and_changes_nothing() {
+    let server = Server::start(&[]);
+    let mut con = server.connection();
+    acquire(&mut con, "ns", 60_000, 8);
+    let before: Vec<String> = cmd(&["HGETALL", "ns"]).query(&mut con).unwrap();
+    let far = (idgen_tests::now_ms() + 10_000_000).to_string();
+    for (words, expect) in [
+        (vec!["WORKERID.ACQUIRE", "ns"], "ERR wrong number"),
+        (vec!["WORKERID.ACQUIRE", "ns", "TTL"], "ERR wrong number"),
+        (vec!["WORKERID.ACQUIRE", "ns", "MAX", "8"], "ERR syntax"),
+        (
+            vec!["WORKERID.ACQUIRE", "ns", "TTL", "abc"],
+            "ERR value is not an integer",
+        ),
+        (vec!["WORKERID.ACQUIRE", "ns", "TTL", "99"], "ERR TTL 99"),
+        (
+            vec!["WORKERID.ACQUIRE", "ns", "TTL", "1000", "MAX", "9"],
+            "ERR MAX 9",
+        ),
+        (
+            vec!["WORKERID.ACQUIRE", "other", "TTL", "1000", "MAX", "0"],
+            "ERR MAX 0",
+        ),
+        (
+            vec!["WORKERID.ACQUIRE", "other", "TTL", "1000", "MAX", "65537"],
+            "ERR MAX 65537",
+        ),
+        (
+            vec!["WORKERID.ACQUIRE", "ns", "TTL", "1000", "BOGUS", "1"],
+            "ERR syntax",
+        ),
+        (vec!["WORKERID.RENEW", "ns", "0", "1"], "ERR wrong number"),
+        (
+            vec!["WORKERID.RENEW", "ns", "-1", "1", "TTL", "1000"],
+            "ERR worker ID must not be negative",
+        ),
+        (
+            vec!["WORKERID.RENEW", "ns", "8", "1", "TTL", "1000"],
+            "ERR worker ID 8 is not",
+        ),
+        (
+            vec![
+                "WORKERID.RENEW",
+                "ns",
+                "0",
+                "1",
+                "TTL",
+                "1000",
+                "UNTIL",
+                &far,
+            ],
+            "ERR UNTIL",
+        ),
+        (vec!["WORKERID.RELEASE", "ns", "0"], "ERR wrong number"),
+        (
+            vec!["WORKERID.RELEASE", "ns", "0", "x"],
+            "ERR value is not an integer",
+        ),
+        (vec!["WORKERID.LIST"], "ERR wrong number"),
+    ] {
+        let err = error_of(&mut con, &cmd(&words));
+        assert!(err.starts_with(expect), "{words:?}: {err}");
+    }
+    let after: Vec<String> = cmd(&["HGETALL", "ns"]).query(&mut con).unwrap();
+    assert_eq!(before, after);
+
+    let _: () = cmd(&["SET", "plain", "1"]).query(&mut con).unwrap();
+    let err = error_of(
+        &mut con,
+        &cmd(&["WORKERID.ACQUIRE", "plain", "TTL", "1000"]),
+    );
+    assert!(err.starts_with("WRONGTYPE"), "{err}");
+    let _: () = cmd(&["HSET", "junk", "7", "not a lease"])
+        .query(&mut con)
+        .unwrap();
+    let err = error_of(&mut con, &cmd(&["WORKERID.LIST", "junk"]));
+    assert!(err.contains("idgen did not write"), "{err}");
+}
+
+#[test]
+fn leases_survive_a_kill_9_restart_with_the_aof() {
+    let dir = idgen_tests::data_dir("workerid-aof");
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::default()
+    }
+    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = Server::start_with(options.clone());
+    let granted: Vec<[i64; 4]> = (0..3)
+        .map(|_| acquire(&mut server.connection(), "fleet", 60_000, 16))
+        .collect();
+    server.kill9();
+    let server = Server::start_with(options);
+    let mut con = server.connection();
+    let next = acquire(&mut con, "fleet", 60_000, 16);
+    assert_eq!((next[0], next[1]), (3, 4), "after {granted:?}");
+    let live: Vec<Vec<i64>> = cmd(&["WORKERID.LIST", "fleet"]).query(&mut con).unwrap();
+    assert_eq!(live.len(), 4);
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn replicas_get_plain_writes_refuse_the_commands_and_a_promoted_one_keeps_the_leases() {
+    let mut primary = Server::start(&[]);
+    let replica = Server::start(&[]);
+    let mut r = replica.connection();
+    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
+        .query(&mut r)
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || {
+        let info: String = cmd(&["INFO", "replication"])
+            .query(&mut replica.connection())
+            .unwrap();
+        info.contains("master_link_status:up")
+    }));
+    let mut p = primary.connection();
+    let held: Vec<i64> = (0..3)
+        .map(|_| acquire(&mut p, "fleet", 60_000, 8)[0])
+        .collect();
+    let acked: i64 = cmd(&["WAIT", "1", "5000"]).query(&mut p).unwrap();
+    assert_eq!(acked, 1);
+    let on_primary: Vec<String> = cmd(&["HGETALL", "fleet"]).query(&mut p).unwrap();
+    let on_replica: Vec<String> = cmd(&["HGETALL", "fleet"]).query(&mut r).unwrap();
+    assert_eq!(
+        on_primary, on_replica,
+        "the same absolute values, not recomputed"
+    );
+    for words in [
+        vec!["WORKERID.ACQUIRE", "fleet", "TTL", "1000"],
+        vec!["WORKERID.LIST", "fleet"],
+    ] {
+        let err = error_of(&mut r, &cmd(&words));
+        assert!(
+            err.starts_with("READONLY") || err.contains("refused on a replica"),
+            "{err}"
+        );
+    }
+
+    // The primary dies after WAIT confirmed the grants: the promoted replica hands out none of
+    // the IDs still held.
+    primary.kill9();
+    let _: () = cmd(&["REPLICAOF", "NO", "ONE"]).query(&mut r).unwrap();
+    let next = acquire(&mut r, "fleet", 60_000, 8);
+    assert!(!held.contains(&next[0]), "{held:?} vs {}", next[0]);
+    assert_eq!(next[1], 4, "tokens carry on");
+}

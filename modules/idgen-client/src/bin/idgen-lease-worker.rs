@@ -1,0 +1,71 @@
+//! A process that makes Snowflake IDs under a worker-ID lease for a while and prints them:
+//! `L <token> <worker_id>` when it starts using a lease, then `I <id> <token>` per ID.
+//! The churn test runs many of these; `make demo` runs three.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use idgen_client::{LeaseOptions, LeasedGenerator};
+
+#[derive(Parser)]
+#[command(about = "Make Snowflake IDs under a worker-ID lease and print them")]
+struct Args {
+    /// The coordinator (a Redis primary with the idgen module).
+    #[arg(long, default_value = "redis://127.0.0.1:6379/")]
+    url: String,
+    /// The lease namespace.
+    #[arg(long, default_value = "fleet")]
+    namespace: String,
+    /// Lease TTL in ms.
+    #[arg(long, default_value_t = 2000)]
+    ttl_ms: u64,
+    /// How long to run, in ms.
+    #[arg(long, default_value_t = 1000)]
+    run_ms: u64,
+    /// IDs made per millisecond.
+    #[arg(long, default_value_t = 5)]
+    per_ms: usize,
+    /// Replicas that must acknowledge each lease write (WAIT).
+    #[arg(long, default_value_t = 0)]
+    replicas: usize,
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+    let args = Args::parse();
+    let mut options =
+        LeaseOptions::new(&args.url, &args.namespace).ttl(Duration::from_millis(args.ttl_ms));
+    options.replicas = args.replicas;
+    let ids = match LeasedGenerator::start(options) {
+        Ok(ids) => ids,
+        Err(e) => {
+            eprintln!("idgen-lease-worker: {e}");
+            std::process::exit(1);
+        }
+    };
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let end = Instant::now() + Duration::from_millis(args.run_ms);
+    let mut token = 0;
+    while Instant::now() < end {
+        for _ in 0..args.per_ms {
+            let Ok((id, lease)) = ids.next_id_leased() else {
+                break;
+            };
+            if lease.token != token {
+                token = lease.token;
+                let _ = writeln!(out, "L {token} {}", lease.worker_id);
+            }
+            let _ = writeln!(out, "I {id} {token}");
+        }
+        // An ID counts as handed out once it is written out of the process.
+        let _ = out.flush();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = out.flush();
+    ids.shutdown();
+}

@@ -1,0 +1,168 @@
+//! The lease protocol on the wire: `WORKERID.ACQUIRE` / `RENEW` / `RELEASE` against the idgen
+//! module, each optionally confirmed by `WAIT` so that a grant survives the coordinator's
+//! failover.
+
+use std::time::Duration;
+
+use redis::{Connection, RedisError};
+
+/// A lease as granted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The worker ID.
+    pub worker_id: u32,
+    /// Fencing token: renewals and the release must quote it.
+    pub token: u64,
+    /// The holder's IDs must carry times above this (the last holder's record).
+    pub start_above_ms: i64,
+}
+
+/// Why a lease call failed.
+#[derive(Debug)]
+pub enum LeaseCallError {
+    /// The coordinator refused (e.g. the lease is lost, or all IDs are taken): its error text.
+    Refused(String),
+    /// The call did not get through (connection, timeout).
+    Unreachable(String),
+    /// Fewer replicas than required acknowledged the write in time.
+    NotReplicated { wanted: usize, got: i64 },
+}
+
+impl std::fmt::Display for LeaseCallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeaseCallError::Refused(why) => write!(f, "coordinator refused: {why}"),
+            LeaseCallError::Unreachable(why) => write!(f, "coordinator unreachable: {why}"),
+            LeaseCallError::NotReplicated { wanted, got } => {
+                write!(
+                    f,
+                    "only {got} of {wanted} replicas acknowledged the lease write"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for LeaseCallError {}
+
+impl From<RedisError> for LeaseCallError {
+    fn from(e: RedisError) -> Self {
+        if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+            LeaseCallError::Unreachable(e.to_string())
+        } else {
+            LeaseCallError::Refused(e.to_string())
+        }
+    }
+}
+
+/// One connection to the coordinator, and how sure a write must be before it is used.
+pub struct Coordinator {
+    con: Connection,
+    namespace: String,
+    /// Replicas that must acknowledge each grant and renewal (`WAIT n`); 0 trusts the primary.
+    replicas: usize,
+    wait: Duration,
+}
+
+impl Coordinator {
+    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`) with `timeout` on every call.
+    ///
+    /// # Errors
+    /// When the coordinator cannot be reached.
+    pub fn connect(
+        url: &str,
+        namespace: &str,
+        replicas: usize,
+        timeout: Duration,
+    ) -> Result<Self, LeaseCallError> {
+        let client = redis::Client::open(url)?;
+        let con = client.get_connection_with_timeout(timeout)?;
+        con.set_read_timeout(Some(timeout))?;
+        con.set_write_timeout(Some(timeout))?;
+        Ok(Coordinator {
+            con,
+            namespace: namespace.to_string(),
+            replicas,
+            wait: timeout,
+        })
+    }
+
+    /// `WORKERID.ACQUIRE ns TTL ttl MAX max`.
+    ///
+    /// # Errors
+    /// Refused (e.g. every ID leased), unreachable, or not replicated.
+    pub fn acquire(&mut self, ttl: Duration, max: u32) -> Result<Grant, LeaseCallError> {
+        let reply: Vec<i64> = redis::cmd("WORKERID.ACQUIRE")
+            .arg(&self.namespace)
+            .arg("TTL")
+            .arg(ttl.as_millis() as u64)
+            .arg("MAX")
+            .arg(max)
+            .query(&mut self.con)?;
+        let [worker_id, token, _expires, start_above_ms] = reply[..] else {
+            return Err(LeaseCallError::Refused(format!(
+                "unexpected reply {reply:?}"
+            )));
+        };
+        self.confirm()?;
+        Ok(Grant {
+            worker_id: worker_id as u32,
+            token: token as u64,
+            start_above_ms,
+        })
+    }
+
+    /// `WORKERID.RENEW ns worker token TTL ttl UNTIL until_ms`: the lease runs `ttl` from now
+    /// on the coordinator, and the holder may put times up to `until_ms` into IDs.
+    ///
+    /// # Errors
+    /// Refused (the lease is lost: stop issuing), unreachable, or not replicated.
+    pub fn renew(
+        &mut self,
+        grant: &Grant,
+        ttl: Duration,
+        until_ms: i64,
+    ) -> Result<(), LeaseCallError> {
+        let _: Vec<i64> = redis::cmd("WORKERID.RENEW")
+            .arg(&self.namespace)
+            .arg(grant.worker_id)
+            .arg(grant.token)
+            .arg("TTL")
+            .arg(ttl.as_millis() as u64)
+            .arg("UNTIL")
+            .arg(until_ms)
+            .query(&mut self.con)?;
+        self.confirm()
+    }
+
+    /// `WORKERID.RELEASE ns worker token`.
+    ///
+    /// # Errors
+    /// Refused or unreachable; the lease then simply expires.
+    pub fn release(&mut self, grant: &Grant) -> Result<(), LeaseCallError> {
+        let _: () = redis::cmd("WORKERID.RELEASE")
+            .arg(&self.namespace)
+            .arg(grant.worker_id)
+            .arg(grant.token)
+            .query(&mut self.con)?;
+        Ok(())
+    }
+
+    /// `WAIT replicas timeout` after a write, when replicas are required.
+    fn confirm(&mut self) -> Result<(), LeaseCallError> {
+        if self.replicas == 0 {
+            return Ok(());
+        }
+        let got: i64 = redis::cmd("WAIT")
+            .arg(self.replicas)
+            .arg(self.wait.as_millis() as u64)
+            .query(&mut self.con)?;
+        if got < self.replicas as i64 {
+            return Err(LeaseCallError::NotReplicated {
+                wanted: self.replicas,
+                got,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,320 @@
+//! Snowflake IDs made in process under a worker-ID lease from the idgen Redis module.
+//!
+//! ```no_run
+//! use idgen_client::{LeaseOptions, LeasedGenerator};
+//!
+//! let ids = LeasedGenerator::start(LeaseOptions::new("redis://127.0.0.1:6379/", "orders")).unwrap();
+//! let id = ids.next_id().unwrap();
+//! ```
+//!
+//! [`LeasedGenerator::start`] acquires a worker ID (`WORKERID.ACQUIRE`), records with the
+//! coordinator how far ahead it may issue (`WORKERID.RENEW ... UNTIL`), and hands IDs out from
+//! the core generator on the caller's thread; a background thread renews at a fraction of the
+//! TTL. The issuing path never waits for the network: it takes an uncontended lock, reads the
+//! monotonic clock, and refuses ([`IssueError::NoLease`]) unless
+//!
+//! - the lease is certainly alive by this process's own monotonic clock: it counts from a time
+//!   taken *before* the renewal was sent, minus a margin, so a process paused past its TTL
+//!   (SIGSTOP, a GC pause) issues nothing when it wakes and re-acquires first; and
+//! - the ID's time is at or below what the coordinator has recorded (`UNTIL`): a later holder of
+//!   the same worker ID starts above it, so a recycled ID cannot repeat its predecessor's IDs.
+//!
+//! With [`LeaseOptions::replicas`] > 0 every grant and renewal must also reach that many
+//! replicas (`WAIT`) before it is used, so a coordinator failover cannot forget it.
+
+pub mod coordinator;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use idgen_core::layout::Field;
+use idgen_core::{Clock, GenerateError, Generator, Settings, SystemClock};
+
+pub use coordinator::{Coordinator, Grant, LeaseCallError};
+
+/// How to lease and generate.
+#[derive(Clone, Debug)]
+pub struct LeaseOptions {
+    /// The coordinator: a Redis primary with the idgen module.
+    pub url: String,
+    /// The namespace (a hash key) holding the fleet's leases.
+    pub namespace: String,
+    /// Lease length. Default 10 s.
+    pub ttl: Duration,
+    /// Renew this often. Default a third of the TTL.
+    pub renew_every: Duration,
+    /// Stop issuing this long before the lease could end by the local clock. Default a tenth of
+    /// the TTL.
+    pub margin: Duration,
+    /// Replicas that must acknowledge each grant and renewal (WAIT). Default 0.
+    pub replicas: usize,
+    /// Layout, epoch and drift limit; the worker and datacenter IDs come from the lease (the
+    /// leased ID's low bits are the worker, the rest the datacenter).
+    pub settings: Settings,
+}
+
+impl LeaseOptions {
+    /// Defaults for `namespace` on the coordinator at `url`.
+    pub fn new(url: &str, namespace: &str) -> Self {
+        LeaseOptions {
+            url: url.to_string(),
+            namespace: namespace.to_string(),
+            ttl: Duration::from_secs(10),
+            renew_every: Duration::from_millis(3_333),
+            margin: Duration::from_secs(1),
+            replicas: 0,
+            settings: Settings::default(),
+        }
+    }
+
+    /// Sets the TTL, renewing at a third of it and stopping a tenth of it early.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self.renew_every = ttl / 3;
+        self.margin = ttl / 10;
+        self
+    }
+
+    /// How many worker IDs the layout has room for: the size of the lease pool.
+    pub fn pool_size(&self) -> u32 {
+        let layout = &self.settings.layout;
+        1 << (layout.bits(Field::Datacenter) + layout.bits(Field::Worker)).min(16)
+    }
+}
+
+/// Why no ID was issued.
+#[derive(Debug, PartialEq, Eq)]
+pub enum IssueError {
+    /// No live lease right now (lost, expired, or not yet re-acquired): retry shortly.
+    NoLease,
+    /// The generator refused (clock behind, or at the recorded limit until the next renewal).
+    Generate(GenerateError),
+}
+
+impl std::fmt::Display for IssueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IssueError::NoLease => write!(f, "no live worker-ID lease: retry shortly"),
+            IssueError::Generate(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for IssueError {}
+
+/// What the issuing path needs, under one lock.
+struct Held {
+    generator: Option<Generator<SystemClock>>,
+    grant: Option<Grant>,
+    /// The lease is certainly alive before this.
+    valid_until: Instant,
+}
+
+struct Shared {
+    held: Mutex<Held>,
+    stop: AtomicBool,
+    options: LeaseOptions,
+}
+
+/// A Snowflake generator under a worker-ID lease, renewed in the background.
+pub struct LeasedGenerator {
+    shared: Arc<Shared>,
+    renewer: Option<JoinHandle<()>>,
+}
+
+impl LeasedGenerator {
+    /// Acquires a lease (waiting for it), then renews it in the background.
+    ///
+    /// # Errors
+    /// When the first lease cannot be had.
+    pub fn start(options: LeaseOptions) -> Result<Self, LeaseCallError> {
+        let shared = Arc::new(Shared {
+            held: Mutex::new(Held {
+                generator: None,
+                grant: None,
+                valid_until: Instant::now(),
+            }),
+            stop: AtomicBool::new(false),
+            options,
+        });
+        let mut coordinator = shared.connect()?;
+        shared.take_lease(&mut coordinator)?;
+        let renewer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("idgen-lease".into())
+                .spawn(move || shared.renew_loop(Some(coordinator)))
+                .map_err(|e| LeaseCallError::Unreachable(e.to_string()))?
+        };
+        Ok(LeasedGenerator {
+            shared,
+            renewer: Some(renewer),
+        })
+    }
+
+    /// The next ID.
+    ///
+    /// # Errors
+    /// [`IssueError::NoLease`] while no lease is certainly alive; the generator's refusals.
+    pub fn next_id(&self) -> Result<u64, IssueError> {
+        self.next_id_leased().map(|(id, _)| id)
+    }
+
+    /// The next ID and the lease it was made under.
+    ///
+    /// # Errors
+    /// As [`LeasedGenerator::next_id`].
+    pub fn next_id_leased(&self) -> Result<(u64, Grant), IssueError> {
+        let mut held = self.shared.lock();
+        if Instant::now() >= held.valid_until {
+            return Err(IssueError::NoLease);
+        }
+        let grant = held.grant.ok_or(IssueError::NoLease)?;
+        let generator = held.generator.as_mut().ok_or(IssueError::NoLease)?;
+        generator
+            .next_id()
+            .map(|id| (id, grant))
+            .map_err(IssueError::Generate)
+    }
+
+    /// The worker ID and token held now, if any.
+    pub fn lease(&self) -> Option<Grant> {
+        let held = self.shared.lock();
+        held.grant.filter(|_| Instant::now() < held.valid_until)
+    }
+
+    /// Stops renewing and releases the lease.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(renewer) = self.renewer.take() {
+            let _ = renewer.join();
+        }
+    }
+}
+
+impl Drop for LeasedGenerator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn connect(&self) -> Result<Coordinator, LeaseCallError> {
+        let o = &self.options;
+        Coordinator::connect(
+            &o.url,
+            &o.namespace,
+            o.replicas,
+            o.margin.max(Duration::from_millis(50)),
+        )
+    }
+
+    /// Acquires a worker ID, records how far it may issue, and installs a generator for it
+    /// that starts above the previous holder's record.
+    fn take_lease(&self, coordinator: &mut Coordinator) -> Result<(), LeaseCallError> {
+        let o = &self.options;
+        let grant = coordinator.acquire(o.ttl, o.pool_size())?;
+        let (sent, until) = self.record(coordinator, &grant)?;
+        let worker_bits = o.settings.layout.bits(Field::Worker);
+        let settings = Settings {
+            datacenter_id: u64::from(grant.worker_id) >> worker_bits,
+            worker_id: u64::from(grant.worker_id) & ((1 << worker_bits) - 1),
+            ..o.settings.clone()
+        };
+        let mut generator = Generator::new(settings, SystemClock)
+            .map_err(|e| LeaseCallError::Refused(e.to_string()))?;
+        generator.resume_after(grant.start_above_ms);
+        generator.set_ceiling(until);
+        tracing::info!(
+            worker_id = grant.worker_id,
+            token = grant.token,
+            "lease acquired"
+        );
+        *self.lock() = Held {
+            generator: Some(generator),
+            grant: Some(grant),
+            valid_until: sent + o.ttl.saturating_sub(o.margin),
+        };
+        Ok(())
+    }
+
+    /// RENEW with `UNTIL` = now + TTL: when it was sent, and the recorded limit.
+    fn record(
+        &self,
+        coordinator: &mut Coordinator,
+        grant: &Grant,
+    ) -> Result<(Instant, i64), LeaseCallError> {
+        let sent = Instant::now();
+        let until = SystemClock.now_ms() + self.options.ttl.as_millis() as i64;
+        coordinator.renew(grant, self.options.ttl, until)?;
+        Ok((sent, until))
+    }
+
+    fn renew_loop(&self, mut coordinator: Option<Coordinator>) {
+        let mut next = Instant::now() + self.options.renew_every;
+        while !self.stop.load(Ordering::Relaxed) {
+            let (grant, valid_until) = {
+                let held = self.lock();
+                (held.grant, held.valid_until)
+            };
+            let lapsed = grant.is_none() || Instant::now() >= valid_until;
+            if !lapsed && Instant::now() < next {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+            let Some(con) = coordinator.as_mut() else {
+                coordinator = self.connect().ok();
+                if coordinator.is_none() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                continue;
+            };
+            let result = match grant {
+                Some(grant) if !lapsed => self.renew(con, &grant),
+                _ => self.take_lease(con),
+            };
+            match result {
+                Ok(()) => next = Instant::now() + self.options.renew_every,
+                Err(LeaseCallError::Refused(why)) => {
+                    tracing::warn!(%why, "lease lost: re-acquiring");
+                    let mut held = self.lock();
+                    held.grant = None;
+                    held.generator = None;
+                    drop(held);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "lease call failed: reconnecting");
+                    coordinator = None;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+        let grant = self.lock().grant.take();
+        if let (Some(grant), Some(con)) = (grant, coordinator.as_mut()) {
+            let _ = con.release(&grant);
+        }
+    }
+
+    fn renew(&self, coordinator: &mut Coordinator, grant: &Grant) -> Result<(), LeaseCallError> {
+        let (sent, until) = self.record(coordinator, grant)?;
+        let mut held = self.lock();
+        if held.grant.map(|g| g.token) == Some(grant.token) {
+            held.valid_until = sent + self.options.ttl.saturating_sub(self.options.margin);
+            if let Some(generator) = held.generator.as_mut() {
+                generator.set_ceiling(until);
+            }
+        }
+        Ok(())
+    }
+}

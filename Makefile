@@ -9,7 +9,7 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	cargo build --release -p redis-idgen -p ticket-server
+	cargo build --release -p redis-idgen -p ticket-server -p idgen-client
 
 demo: build
 	scripts/demo.sh

@@ -25,7 +25,7 @@ pub fn module_path() -> PathBuf {
         "IDGEN_MODULE",
         "libredis_idgen.so",
         "redis-idgen",
-        &["modules"],
+        &["modules/redis-idgen", "modules/idgen-core"],
     )
 }
 
@@ -130,6 +130,8 @@ pub struct Options {
     pub no_module: bool,
     /// Extra environment, e.g. [`clock::ClockShift::env`].
     pub env: Vec<(String, String)>,
+    /// Listen on this port (e.g. a restart where clients expect it) instead of a free one.
+    pub port: Option<u16>,
 }
 
 impl Options {
@@ -178,7 +180,7 @@ impl Server {
         let keep_dir = options.dir.is_some();
         let dir = options.dir.clone().unwrap_or_else(scratch_dir);
         std::fs::create_dir_all(&dir).expect("create server dir");
-        let port = free_port();
+        let port = options.port.unwrap_or_else(free_port);
         let log = dir.join("redis.log");
         let mut command = Command::new("redis-server");
         if !options.config_lines.is_empty() {

@@ -1,0 +1,287 @@
+//! Processes that make IDs in process under worker-ID leases (`idgen-lease-worker`, built on
+//! idgen-client) against a real coordinator: churn with kill -9, SIGSTOP past the TTL and a
+//! coordinator restart; a promoted replica with WAIT on.
+
+use std::collections::{HashMap, HashSet};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use idgen_core::TWITTER_EPOCH_MS;
+use idgen_tests::{cmd, now_ms, release_artifact, wait_for, Options, Server};
+
+fn worker_binary() -> std::path::PathBuf {
+    release_artifact(
+        "IDGEN_LEASE_WORKER",
+        "idgen-lease-worker",
+        "idgen-client",
+        &["modules/idgen-client", "modules/idgen-core"],
+    )
+}
+
+fn spawn_worker(port: u16, ttl_ms: u64, run_ms: u64, replicas: usize) -> Child {
+    Command::new(worker_binary())
+        .args([
+            "--url",
+            &format!("redis://127.0.0.1:{port}/"),
+            "--namespace",
+            "fleet",
+        ])
+        .args([
+            "--ttl-ms",
+            &ttl_ms.to_string(),
+            "--run-ms",
+            &run_ms.to_string(),
+        ])
+        .args(["--replicas", &replicas.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run idgen-lease-worker")
+}
+
+/// What one process printed: its leases (token -> worker ID) and its IDs with their tokens.
+#[derive(Default)]
+struct Printed {
+    leases: HashMap<u64, u32>,
+    ids: Vec<(u64, u64)>,
+}
+
+fn parse(out: &[u8]) -> Printed {
+    let mut printed = Printed::default();
+    for line in String::from_utf8_lossy(out).lines() {
+        let parts: Vec<&str> = line.split(' ').collect();
+        match parts[..] {
+            ["L", token, worker] => {
+                printed
+                    .leases
+                    .insert(token.parse().unwrap(), worker.parse().unwrap());
+            }
+            ["I", id, token] => printed
+                .ids
+                .push((id.parse().unwrap(), token.parse().unwrap())),
+            _ => {} // a line cut short by kill -9
+        }
+    }
+    printed
+}
+
+/// Unix ms of an ID in the Twitter layout.
+fn time_of(id: u64) -> i64 {
+    (id >> 22) as i64 + TWITTER_EPOCH_MS
+}
+
+/// A worker and what will be done to it.
+struct Running {
+    child: Child,
+    /// Drains the child's stdout as it comes (a full pipe would stall the child).
+    output: std::thread::JoinHandle<Vec<u8>>,
+    kill_at: Option<Instant>,
+    /// When to SIGSTOP it, for how long, and (once stopped) the wall-clock ms of the stop.
+    pause: Option<(Instant, Duration)>,
+    stopped: Option<(i64, Instant)>,
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status();
+    assert!(status.is_ok_and(|s| s.success()), "kill {sig} failed");
+}
+
+#[test]
+fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
+    const PROCESSES: usize = 120;
+    const AT_ONCE: usize = 6;
+    const TTL_MS: u64 = 1000;
+    let dir = idgen_tests::data_dir("lease-churn");
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::default()
+    }
+    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut coordinator = Server::start_with(options.clone());
+    let port = coordinator.port;
+    let options = Options {
+        port: Some(port),
+        ..options
+    };
+
+    let mut running: Vec<Running> = Vec::new();
+    let mut finished: Vec<(Printed, Option<(i64, i64)>)> = Vec::new();
+    let (mut started, mut failed_starts, mut killed, mut paused) = (0, 0, 0, 0);
+    let mut restarted = false;
+    let begin = Instant::now();
+    while started < PROCESSES || !running.is_empty() {
+        assert!(
+            begin.elapsed() < Duration::from_secs(240),
+            "churn took too long"
+        );
+        if started == PROCESSES / 2 && !restarted {
+            // The coordinator dies and comes back from its AOF on the same port.
+            coordinator.kill9();
+            coordinator = Server::start_with(options.clone());
+            restarted = true;
+        }
+        while started < PROCESSES && running.len() < AT_ONCE {
+            let n = started;
+            started += 1;
+            let pause = (n % 15 == 7).then(|| {
+                (
+                    Instant::now() + Duration::from_millis(300),
+                    Duration::from_millis(2_500),
+                )
+            });
+            let run_ms = if pause.is_some() {
+                4_000
+            } else {
+                300 + (n as u64 * 137) % 900
+            };
+            let kill_at = (n % 10 == 3).then(|| Instant::now() + Duration::from_millis(run_ms / 2));
+            let mut child = spawn_worker(port, TTL_MS, run_ms, 0);
+            let mut stdout = child.stdout.take().unwrap();
+            let output = std::thread::spawn(move || {
+                let mut out = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+                out
+            });
+            running.push(Running {
+                child,
+                output,
+                kill_at,
+                pause,
+                stopped: None,
+            });
+        }
+        let now = Instant::now();
+        let mut i = 0;
+        while i < running.len() {
+            let r = &mut running[i];
+            if r.kill_at.is_some_and(|t| now >= t) {
+                r.kill_at = None;
+                let _ = r.child.kill();
+                killed += 1;
+            }
+            if let Some((at, length)) = r.pause {
+                if now >= at && r.stopped.is_none() {
+                    signal(&r.child, "-STOP");
+                    r.stopped = Some((now_ms(), now + length));
+                    paused += 1;
+                }
+            }
+            if let Some((stop_ms, until)) = r.stopped {
+                if now >= until && r.pause.is_some() {
+                    signal(&r.child, "-CONT");
+                    r.pause = None;
+                    r.stopped = Some((stop_ms, until));
+                }
+            }
+            if r.pause.is_none() && matches!(r.child.try_wait(), Ok(Some(_))) {
+                let r = running.swap_remove(i);
+                let pause_window = r.stopped.map(|(stop_ms, _)| (stop_ms, now_ms()));
+                let mut child = r.child;
+                let status = child.wait().unwrap();
+                let stdout = r.output.join().unwrap();
+                if stdout.is_empty() && !status.success() {
+                    failed_starts += 1;
+                }
+                finished.push((parse(&stdout), pause_window));
+                continue;
+            }
+            i += 1;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    let mut all = HashSet::new();
+    let mut holders: HashMap<u32, HashSet<u64>> = HashMap::new();
+    let mut total = 0;
+    for (printed, pause_window) in &finished {
+        for (token, worker) in &printed.leases {
+            holders.entry(*worker).or_default().insert(*token);
+        }
+        for (id, _) in &printed.ids {
+            total += 1;
+            assert!(all.insert(*id), "ID {id} issued twice");
+        }
+        // A paused process issued nothing under the lease it held when stopped once it woke:
+        // every ID made under a token in use before the stop is older than the stop.
+        if let Some((stop_ms, _)) = pause_window {
+            let before: HashSet<u64> = printed
+                .ids
+                .iter()
+                .filter(|(id, _)| time_of(*id) < *stop_ms)
+                .map(|(_, token)| *token)
+                .collect();
+            for (id, token) in &printed.ids {
+                if before.contains(token) {
+                    assert!(
+                        time_of(*id) <= stop_ms + 50,
+                        "a paused process issued {id} (time {}) under token {token} after waking; stopped at {stop_ms}",
+                        time_of(*id)
+                    );
+                }
+            }
+            let after = printed
+                .ids
+                .iter()
+                .filter(|(_, t)| !before.contains(t))
+                .count();
+            assert!(
+                after > 0,
+                "the paused process never re-acquired and issued again"
+            );
+        }
+    }
+    let reused = holders.values().filter(|tokens| tokens.len() > 1).count();
+    eprintln!(
+        "{started} processes ({failed_starts} could not start while the coordinator restarted), \
+         {killed} killed -9, {paused} paused past their TTL, {total} IDs, all distinct; \
+         {} worker IDs used, {reused} of them by more than one lease",
+        holders.len()
+    );
+    assert!(started - failed_starts >= 100, "too few processes ran");
+    assert!(total > 100_000, "too few IDs to mean anything: {total}");
+    assert!(reused > 0, "no worker ID was recycled");
+    assert!(paused >= 5 && killed >= 10);
+    drop(coordinator);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn with_wait_a_promoted_replica_never_grants_a_held_id_twice() {
+    let mut primary = Server::start(&[]);
+    let replica = Server::start(&[]);
+    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
+        .query(&mut replica.connection())
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || {
+        let info: String = cmd(&["INFO", "replication"])
+            .query(&mut replica.connection())
+            .unwrap();
+        info.contains("master_link_status:up")
+    }));
+    // Three processes hold leases granted with WAIT 1: the replica has every grant.
+    let holders: Vec<Child> = (0..3)
+        .map(|_| spawn_worker(primary.port, 5_000, 1_500, 1))
+        .collect();
+    let mut r = replica.connection();
+    assert!(wait_for(Duration::from_secs(10), || {
+        cmd(&["HLEN", "fleet"]).query::<i64>(&mut r).unwrap_or(0) >= 5
+    }));
+    primary.kill9();
+    let _: () = cmd(&["REPLICAOF", "NO", "ONE"]).query(&mut r).unwrap();
+    let live: Vec<Vec<i64>> = cmd(&["WORKERID.LIST", "fleet"]).query(&mut r).unwrap();
+    let held: HashSet<i64> = live.iter().map(|l| l[0]).collect();
+    assert_eq!(held.len(), 3, "the promoted replica lost a grant: {live:?}");
+    let next: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "5000"])
+        .query(&mut r)
+        .unwrap();
+    assert!(
+        !held.contains(&next[0]),
+        "{next:?} is held by a live process"
+    );
+    for mut child in holders {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

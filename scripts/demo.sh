@@ -44,6 +44,28 @@ run CONFIG SET idgen.worker-id 4
 run DATESEQ.NEXT order DIGITS 11
 
 echo
+echo "== Worker-ID leases: three processes make IDs in process, each under its own leased worker ID"
+WORKER="$ROOT/target/release/idgen-lease-worker"
+for k in 1 2 3; do
+  "$WORKER" --url "redis://127.0.0.1:$PORT/" --namespace demo --ttl-ms 2000 --run-ms 600 >"$DIR/worker-$k.out" &
+done
+wait_workers() { for pid in $(jobs -p); do case " ${TICKET_PIDS[*]} " in *" $pid "*) ;; *) wait "$pid" ;; esac; done; }
+wait_workers
+for k in 1 2 3; do
+  read -r _ token worker < <(grep -m1 '^L ' "$DIR/worker-$k.out")
+  ids=$(grep -c '^I ' "$DIR/worker-$k.out")
+  echo "  process $k: worker ID $worker (token $token), $ids IDs, e.g. $(grep -m1 '^I ' "$DIR/worker-$k.out" | cut -d' ' -f2)"
+done
+echo "  all distinct: $(cat "$DIR"/worker-*.out | grep -c '^I ') IDs, $(cat "$DIR"/worker-*.out | grep '^I ' | cut -d' ' -f2 | sort -u | wc -l) unique"
+echo "Each released its lease on exit; a fourth process gets a recycled worker ID, under a new token,"
+echo "and starts above the time its last holder recorded:"
+"$WORKER" --url "redis://127.0.0.1:$PORT/" --namespace demo --ttl-ms 2000 --run-ms 100 >"$DIR/worker-4.out"
+read -r _ token worker < <(grep -m1 '^L ' "$DIR/worker-4.out" || echo "L none none")
+echo "  process 4: worker ID $worker (token $token), $(grep -c '^I ' "$DIR/worker-4.out" || true) IDs"
+run WORKERID.LIST demo
+run HGETALL demo
+
+echo
 echo "== Flickr-style ticket servers: odd (offset 1 of 2) and even (offset 2 of 2)"
 ODD=$(free_port)
 EVEN=$(free_port)

@@ -76,6 +76,52 @@ fn grants_distinct_ids_until_exhausted_and_recycles_above_the_last_record() {
 }
 
 #[test]
+fn a_release_with_until_lets_the_next_holder_start_at_once() {
+    let server = Server::start(&[]);
+    let mut con = server.connection();
+    let a = acquire(&mut con, "one", 60_000, 1);
+    let now = idgen_tests::now_ms();
+    let recorded = (now + 50_000).to_string();
+    let _: Vec<i64> = cmd(&[
+        "WORKERID.RENEW",
+        "one",
+        "0",
+        &a[1].to_string(),
+        "TTL",
+        "60000",
+        "UNTIL",
+        &recorded,
+    ])
+    .query(&mut con)
+    .unwrap();
+    // The holder used times up to `now` only: the next holder starts above that, not above the
+    // 50 s it had recorded; and never below where the first holder started.
+    let _: () = cmd(&[
+        "WORKERID.RELEASE",
+        "one",
+        "0",
+        &a[1].to_string(),
+        "UNTIL",
+        &now.to_string(),
+    ])
+    .query(&mut con)
+    .unwrap();
+    let b = acquire(&mut con, "one", 60_000, 1);
+    assert_eq!((b[0], b[3]), (0, now));
+    let _: () = cmd(&[
+        "WORKERID.RELEASE",
+        "one",
+        "0",
+        &b[1].to_string(),
+        "UNTIL",
+        "5",
+    ])
+    .query(&mut con)
+    .unwrap();
+    assert_eq!(acquire(&mut con, "one", 60_000, 1)[3], now);
+}
+
+#[test]
 fn an_expired_lease_returns_to_the_pool_and_cannot_be_renewed() {
     let server = Server::start(&[]);
     let mut con = server.connection();

@@ -135,15 +135,18 @@ impl Coordinator {
         self.confirm()
     }
 
-    /// `WORKERID.RELEASE ns worker token`.
+    /// `WORKERID.RELEASE ns worker token UNTIL used_until_ms`: the last time this holder put
+    /// into an ID, so the next holder need not wait for the rest of the recorded time.
     ///
     /// # Errors
     /// Refused or unreachable; the lease then simply expires.
-    pub fn release(&mut self, grant: &Grant) -> Result<(), LeaseCallError> {
+    pub fn release(&mut self, grant: &Grant, used_until_ms: i64) -> Result<(), LeaseCallError> {
         let _: () = redis::cmd("WORKERID.RELEASE")
             .arg(&self.namespace)
             .arg(grant.worker_id)
             .arg(grant.token)
+            .arg("UNTIL")
+            .arg(used_until_ms)
             .query(&mut self.con)?;
         Ok(())
     }

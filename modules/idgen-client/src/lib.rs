@@ -300,9 +300,14 @@ impl Shared {
                 }
             }
         }
-        let grant = self.lock().grant.take();
-        if let (Some(grant), Some(con)) = (grant, coordinator.as_mut()) {
-            let _ = con.release(&grant);
+        // Nothing is issued once the grant is gone; the generator knows the last time used.
+        let (grant, used) = {
+            let mut held = self.lock();
+            let used = held.generator.as_ref().map(|g| g.last_tick_unix_ms());
+            (held.grant.take(), used)
+        };
+        if let (Some(grant), Some(used), Some(con)) = (grant, used, coordinator.as_mut()) {
+            let _ = con.release(&grant, used);
         }
     }
 

@@ -4,8 +4,11 @@
 //!
 //! The pool is stored as a Redis hash (see [`Pool::fields`]): `max` (the pool's size), `token`
 //! (the last fencing token granted) and, per worker ID ever leased, `"<token> <expires_ms>
-//! <until_ms>"`: the holder's token, when its lease ends (0 once released), and the highest time
-//! any holder of that ID said it may put into an ID. A new holder starts above `until_ms`.
+//! <until_ms> <floor_ms>"`: the holder's token, when its lease ends (0 once released), the
+//! highest time any holder of that ID said it may put into an ID, and the time the current
+//! holder started above. A new holder starts above `until_ms`. A holder that releases may lower
+//! `until_ms` to the time it really used last, never below `floor_ms`, so its ID is at once
+//! reusable; an expired holder's record stands until the clock passes it.
 //! All times are the coordinator's (the primary's) Unix ms.
 
 use std::collections::BTreeMap;
@@ -29,6 +32,8 @@ pub struct Lease {
     pub expires_ms: i64,
     /// The highest time any holder recorded it may use in an ID.
     pub until_ms: i64,
+    /// The time the current holder started above: `until_ms` never goes below it.
+    pub floor_ms: i64,
 }
 
 impl Lease {
@@ -37,9 +42,12 @@ impl Lease {
         self.expires_ms > now_ms
     }
 
-    /// The hash field value: `"<token> <expires_ms> <until_ms>"`.
+    /// The hash field value: `"<token> <expires_ms> <until_ms> <floor_ms>"`.
     pub fn to_field(&self) -> String {
-        format!("{} {} {}", self.token, self.expires_ms, self.until_ms)
+        format!(
+            "{} {} {} {}",
+            self.token, self.expires_ms, self.until_ms, self.floor_ms
+        )
     }
 
     /// Parses a hash field value.
@@ -49,6 +57,7 @@ impl Lease {
             token: parts.next()?.parse().ok()?,
             expires_ms: parts.next()?.parse().ok()?,
             until_ms: parts.next()?.parse().ok()?,
+            floor_ms: parts.next()?.parse().ok()?,
         };
         parts.next().is_none().then_some(lease)
     }
@@ -162,8 +171,10 @@ impl Pool {
         Ok(pool)
     }
 
-    /// Grants the lowest free worker ID (never leased, released, or expired at `now_ms`) for
-    /// `ttl_ms`, creating the pool with `max` IDs on first use.
+    /// Grants a free worker ID (never leased, released, or expired at `now_ms`) for `ttl_ms`,
+    /// creating the pool with `max` IDs on first use: the lowest one whose record is already in
+    /// the past, else the one whose record ends soonest (its holder must wait for its clock to
+    /// pass it).
     ///
     /// # Errors
     /// A bad MAX or TTL, or [`LeaseError::Exhausted`].
@@ -173,8 +184,10 @@ impl Pool {
             return Err(LeaseError::BadMax(max));
         }
         self.max = max;
+        let until = |id: u32| self.leases.get(&id).map_or(0, |l| l.until_ms);
         let worker_id = (0..max)
-            .find(|id| !self.leases.get(id).is_some_and(|l| l.is_live(now_ms)))
+            .filter(|id| !self.leases.get(id).is_some_and(|l| l.is_live(now_ms)))
+            .min_by_key(|&id| (until(id).max(now_ms), id))
             .ok_or(LeaseError::Exhausted(max))?;
         let start_above_ms = self.leases.get(&worker_id).map_or(0, |l| l.until_ms);
         self.token += 1;
@@ -182,6 +195,7 @@ impl Pool {
             token: self.token,
             expires_ms: now_ms + ttl_ms,
             until_ms: start_above_ms,
+            floor_ms: start_above_ms,
         };
         self.leases.insert(worker_id, lease);
         Ok(Grant {
@@ -218,7 +232,9 @@ impl Pool {
         Ok(*lease)
     }
 
-    /// Ends the lease of `worker_id` held under `token` now; its `until_ms` stays.
+    /// Ends the lease of `worker_id` held under `token` now. With `used_until_ms` (the last time
+    /// the holder put into an ID) the record comes down to it, never below where the holder
+    /// started, so the next holder need not wait for time the holder never used.
     ///
     /// # Errors
     /// A bad worker ID, or [`LeaseError::NotHolder`].
@@ -227,9 +243,13 @@ impl Pool {
         worker_id: u32,
         token: u64,
         now_ms: i64,
+        used_until_ms: Option<i64>,
     ) -> Result<Lease, LeaseError> {
         let lease = self.holder(worker_id, token, now_ms)?;
         lease.expires_ms = 0;
+        if let Some(used) = used_until_ms {
+            lease.until_ms = lease.until_ms.min(used).max(lease.floor_ms);
+        }
         Ok(*lease)
     }
 
@@ -317,13 +337,13 @@ mod tests {
     #[test]
     fn a_recycled_id_starts_above_every_earlier_holders_record() {
         let mut pool = Pool::default();
-        let a = pool.acquire(2, 1_000, 500).unwrap();
+        let a = pool.acquire(1, 1_000, 500).unwrap();
         pool.renew(a.worker_id, a.lease.token, 1_200, 500, 1_900)
             .unwrap();
         pool.renew(a.worker_id, a.lease.token, 1_300, 500, 1_700)
             .unwrap(); // never goes down
                        // Expired at 1_800: the ID is free again, and its next holder starts above 1_900.
-        let b = pool.acquire(2, 1_800, 500).unwrap();
+        let b = pool.acquire(1, 1_800, 500).unwrap();
         assert_eq!(b.worker_id, 0);
         assert_eq!(b.start_above_ms, 1_900);
         assert!(b.lease.token > a.lease.token);
@@ -342,8 +362,8 @@ mod tests {
     fn release_frees_at_once_and_expiry_is_told_apart() {
         let mut pool = Pool::default();
         let a = pool.acquire(1, 1_000, 500).unwrap();
-        assert!(pool.release(0, a.lease.token + 1, 1_100).is_err());
-        pool.release(0, a.lease.token, 1_100).unwrap();
+        assert!(pool.release(0, a.lease.token + 1, 1_100, None).is_err());
+        pool.release(0, a.lease.token, 1_100, None).unwrap();
         assert_eq!(pool.live(1_100).count(), 0);
         let b = pool.acquire(1, 1_100, 500).unwrap();
         assert_eq!(
@@ -360,6 +380,49 @@ mod tests {
     }
 
     #[test]
+    fn a_release_lowers_the_record_to_what_was_used_but_never_below_the_floor() {
+        let mut pool = Pool::default();
+        let a = pool.acquire(2, 1_000, 500).unwrap();
+        pool.renew(0, a.lease.token, 1_000, 500, 1_500).unwrap();
+        let released = pool.release(0, a.lease.token, 1_100, Some(1_090)).unwrap();
+        assert_eq!(released.until_ms, 1_090);
+        let b = pool.acquire(2, 1_100, 500).unwrap();
+        assert_eq!((b.worker_id, b.start_above_ms), (0, 1_090));
+        let released = pool.release(0, b.lease.token, 1_200, Some(5)).unwrap();
+        assert_eq!(
+            released.until_ms, 1_090,
+            "not below where the holder started"
+        );
+        let released_high = pool.acquire(2, 1_200, 500).unwrap();
+        pool.renew(0, released_high.lease.token, 1_200, 500, 1_800)
+            .unwrap();
+        let kept = pool
+            .release(0, released_high.lease.token, 1_300, Some(9_999))
+            .unwrap();
+        assert_eq!(kept.until_ms, 1_800, "a release never raises the record");
+    }
+
+    #[test]
+    fn prefers_ids_whose_record_is_past_then_the_soonest() {
+        let mut pool = Pool::default();
+        let a = pool.acquire(3, 1_000, 500).unwrap();
+        let b = pool.acquire(3, 1_000, 500).unwrap();
+        pool.renew(a.worker_id, a.lease.token, 1_000, 500, 9_000)
+            .unwrap();
+        pool.renew(b.worker_id, b.lease.token, 1_000, 500, 8_000)
+            .unwrap();
+        pool.release(a.worker_id, a.lease.token, 1_100, None)
+            .unwrap();
+        pool.release(b.worker_id, b.lease.token, 1_100, None)
+            .unwrap();
+        // Worker 2 was never used: its record (0) is past.
+        assert_eq!(pool.acquire(3, 1_200, 500).unwrap().worker_id, 2);
+        // Then the one whose record ends first.
+        let next = pool.acquire(3, 1_200, 500).unwrap();
+        assert_eq!((next.worker_id, next.start_above_ms), (1, 8_000));
+    }
+
+    #[test]
     fn the_hash_fields_read_back() {
         let mut pool = Pool::default();
         pool.acquire(8, 1_000, 500).unwrap();
@@ -369,6 +432,7 @@ mod tests {
         assert_eq!(read, pool);
         assert!(Pool::from_fields([("x", "1")]).is_err());
         assert!(Pool::from_fields([("3", "1 2")]).is_err());
-        assert!(Pool::from_fields([("3", "1 2 3 4")]).is_err());
+        assert!(Pool::from_fields([("3", "1 2 3")]).is_err());
+        assert!(Pool::from_fields([("3", "1 2 3 4 5")]).is_err());
     }
 }

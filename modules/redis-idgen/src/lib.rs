@@ -12,7 +12,7 @@
 //! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING]` | the last value DATESEQ.NEXT gave today, or nil |
 //! | `WORKERID.ACQUIRE ns TTL ms [MAX n]` | `[worker_id, token, expires_at_ms, start_above_ms]` |
 //! | `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]` | `[expires_at_ms, until_ms]` |
-//! | `WORKERID.RELEASE ns worker_id token` | OK |
+//! | `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]` | OK |
 //! | `WORKERID.LIST ns` | `[worker_id, token, expires_at_ms, until_ms]` per live lease |
 //!
 //! IDs are integers, or strings with STRING and whenever a script calls (Lua rounds integers

@@ -74,16 +74,27 @@ pub fn renew(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     ctx.reply_i64(lease.until_ms)
 }
 
-/// `WORKERID.RELEASE ns worker_id token`: OK, and the worker ID is free at once.
+/// `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]`: OK, and the worker ID is free at
+/// once. UNTIL (the last time the holder put into an ID) lowers the record the next holder
+/// must start above, never below where this holder started.
 pub fn release(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
-    if args.len() != 4 {
+    if args.len() != 4 && args.len() != 6 {
         return Err(CommandError::WrongArity);
     }
     let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
     let (worker_id, token) = holder(&mut args)?;
+    let mut used = None;
+    args.options(|name, args| {
+        if name.eq_ignore_ascii_case(b"UNTIL") {
+            used = Some(args.next_i64()?);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    })?;
     let primary = primary(ctx)?;
     let mut pool = read(&primary, ns)?;
-    pool.release(worker_id, token, SystemClock.now_ms())?;
+    pool.release(worker_id, token, SystemClock.now_ms(), used)?;
     write(&primary, ns, &pool, worker_id)?;
     ctx.reply_ok()
 }

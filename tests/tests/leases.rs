@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use idgen_core::TWITTER_EPOCH_MS;
+use idgen_tests::clock::ClockShift;
 use idgen_tests::{cmd, now_ms, release_artifact, wait_for, Options, Server};
 
 fn worker_binary() -> std::path::PathBuf {
@@ -19,7 +20,18 @@ fn worker_binary() -> std::path::PathBuf {
 }
 
 fn spawn_worker(port: u16, ttl_ms: u64, run_ms: u64, replicas: usize) -> Child {
+    spawn_worker_with(port, ttl_ms, run_ms, replicas, Vec::new())
+}
+
+fn spawn_worker_with(
+    port: u16,
+    ttl_ms: u64,
+    run_ms: u64,
+    replicas: usize,
+    env: Vec<(String, String)>,
+) -> Child {
     Command::new(worker_binary())
+        .envs(env)
         .args([
             "--url",
             &format!("redis://127.0.0.1:{port}/"),
@@ -284,4 +296,41 @@ fn with_wait_a_promoted_replica_never_grants_a_held_id_twice() {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+#[test]
+fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
+    let coordinator = Server::start(&[]);
+    let port = coordinator.port;
+    let first = spawn_worker(port, 2_000, 1_000, 0)
+        .wait_with_output()
+        .unwrap();
+    let first = parse(&first.stdout);
+    // The next process's clock is 700 ms behind: without the record it would make IDs at times
+    // the first one already used, under the same worker ID.
+    let dir = idgen_tests::data_dir("lease-clock-behind");
+    let shift = ClockShift::new(&dir);
+    shift.set_ms(-700);
+    let second = spawn_worker_with(port, 2_000, 1_000, 0, shift.env())
+        .wait_with_output()
+        .unwrap();
+    let second = parse(&second.stdout);
+    let worker = |p: &Printed| p.leases.values().copied().collect::<Vec<_>>();
+    assert_eq!(
+        worker(&first),
+        worker(&second),
+        "the same worker ID, recycled"
+    );
+    let last_first = first.ids.iter().map(|(id, _)| time_of(*id)).max().unwrap();
+    let earliest_second = second.ids.iter().map(|(id, _)| time_of(*id)).min().unwrap();
+    assert!(
+        earliest_second > last_first,
+        "the recycled ID went back to {earliest_second}, below its last holder's {last_first}"
+    );
+    let firsts: HashSet<u64> = first.ids.iter().map(|(id, _)| *id).collect();
+    assert!(
+        second.ids.iter().all(|(id, _)| !firsts.contains(id)),
+        "IDs repeated"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -285,6 +285,23 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// Makes this server a replica of `primary` and waits (up to 20 s) for the link to be up.
+    pub fn replicate(&self, primary: &Server) {
+        let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
+            .query(&mut self.connection())
+            .expect("REPLICAOF");
+        let up = wait_for(Duration::from_secs(20), || {
+            let info: String = cmd(&["INFO", "replication"])
+                .query(&mut self.connection())
+                .unwrap_or_default();
+            info.contains("master_link_status:up")
+        });
+        assert!(
+            up,
+            "the replica's link to its primary did not come up in 20 s"
+        );
+    }
+
     /// `INFO idgen` field `name` (without the `idgen_` prefix).
     pub fn info_field(&self, name: &str) -> String {
         let info: String = redis::cmd("INFO")

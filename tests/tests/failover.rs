@@ -31,15 +31,7 @@ fn partitioned_failover(gap: &str) -> Outcome {
     let args = ["worker-id", "1", "dateseq-failover-gap", gap];
     let mut primary = Server::start(&args);
     let replica = Server::start(&["worker-id", "2", "dateseq-failover-gap", gap]);
-    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
-        .query(&mut replica.connection())
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(20), || {
-        let info: String = cmd(&["INFO", "replication"])
-            .query(&mut replica.connection())
-            .unwrap();
-        info.contains("master_link_status:up")
-    }));
+    replica.replicate(&primary);
 
     // Four clients issue values from the primary until told to stop.
     let issued = Arc::new(AtomicUsize::new(0));

@@ -263,15 +263,7 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
 fn with_wait_a_promoted_replica_never_grants_a_held_id_twice() {
     let mut primary = Server::start(&[]);
     let replica = Server::start(&[]);
-    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
-        .query(&mut replica.connection())
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(20), || {
-        let info: String = cmd(&["INFO", "replication"])
-            .query(&mut replica.connection())
-            .unwrap();
-        info.contains("master_link_status:up")
-    }));
+    replica.replicate(&primary);
     // Three processes hold leases granted with WAIT 1: the replica has every grant.
     let holders: Vec<Child> = (0..3)
         .map(|_| spawn_worker(primary.port, 5_000, 1_500, 1))

@@ -1,9 +1,7 @@
 //! A replica of a primary with the module: DATESEQ keys arrive as explicit writes, and
 //! SNOWFLAKE.NEXT is refused while the server is a replica.
 
-use std::time::Duration;
-
-use idgen_tests::{cmd, error_of, wait_for, Server};
+use idgen_tests::{cmd, error_of, Server};
 
 #[test]
 fn replica_holds_the_primarys_dateseq_keys_and_refuses_snowflake() {
@@ -11,15 +9,7 @@ fn replica_holds_the_primarys_dateseq_keys_and_refuses_snowflake() {
     let replica = Server::start(&["worker-id", "2"]);
     let mut p = primary.connection();
     let mut r = replica.connection();
-    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
-        .query(&mut r)
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(20), || {
-        let info: String = cmd(&["INFO", "replication"])
-            .query(&mut replica.connection())
-            .unwrap();
-        info.contains("master_link_status:up")
-    }));
+    replica.replicate(&primary);
 
     let mut last = std::collections::HashMap::new();
     for i in 0..300 {

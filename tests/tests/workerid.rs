@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use idgen_tests::{cmd, error_of, wait_for, Options, Server};
+use idgen_tests::{cmd, error_of, Options, Server};
 
 /// `[worker_id, token, expires_at_ms, start_above_ms]`.
 fn acquire(con: &mut redis::Connection, ns: &str, ttl: u64, max: u32) -> [i64; 4] {
@@ -252,15 +252,7 @@ fn replicas_get_plain_writes_refuse_the_commands_and_a_promoted_one_keeps_the_le
     let mut primary = Server::start(&[]);
     let replica = Server::start(&[]);
     let mut r = replica.connection();
-    let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
-        .query(&mut r)
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(20), || {
-        let info: String = cmd(&["INFO", "replication"])
-            .query(&mut replica.connection())
-            .unwrap();
-        info.contains("master_link_status:up")
-    }));
+    replica.replicate(&primary);
     let mut p = primary.connection();
     let held: Vec<i64> = (0..3)
         .map(|_| acquire(&mut p, "fleet", 60_000, 8)[0])

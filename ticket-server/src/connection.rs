@@ -7,10 +7,8 @@
 
 use std::time::Duration;
 
-use std::io;
-
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
 use tokio::time::{timeout, Instant};
@@ -111,18 +109,15 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
             continue; // requests may be waiting in the buffer already
         }
         input.reserve(READ_CHUNK);
-        let room = input.capacity() - input.len();
         tokio::select! {
             biased;
             read = socket.read_buf(&mut input) => {
-                let Ok(n @ 1..) = read else {
+                // No readiness is cleared by hand after a short read: bytes arriving between
+                // the read and the clearing would then wait for the next event, which may never
+                // come (a request split across two segments went unanswered).
+                let Ok(1..) = read else {
                     return; // closed or failed
                 };
-                if n < room {
-                    // A short read drained the socket: say so, so that the next read waits for
-                    // the next event instead of costing a system call that finds nothing.
-                    let _ = socket.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
-                }
                 let now = Instant::now();
                 if now - pushed_back >= IDLE_RESOLUTION {
                     pushed_back = now;

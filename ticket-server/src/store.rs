@@ -138,6 +138,17 @@ impl Store {
         Ok(store)
     }
 
+    /// The sequence `name` if it exists (was loaded at start or has handed out tickets): a read
+    /// creates nothing, so reads of made-up names cannot use up [`MAX_SEQUENCES`].
+    ///
+    /// # Errors
+    /// [`StoreError::BadName`] for a name outside the alphabet.
+    pub fn existing(&self, name: &str) -> Result<Option<Arc<Sequence>>, StoreError> {
+        check_name(name)?;
+        let sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(sequences.get(name).cloned())
+    }
+
     /// The sequence `name`, loaded or created.
     ///
     /// # Errors
@@ -148,13 +159,7 @@ impl Store {
         if let Some(seq) = sequences.get(name) {
             return Ok(Arc::clone(seq));
         }
-        let valid = (1..=64).contains(&name.len())
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-        if !valid {
-            return Err(StoreError::BadName.into());
-        }
+        check_name(name)?;
         if sequences.len() >= MAX_SEQUENCES {
             return Err(StoreError::TooManySequences.into());
         }
@@ -305,9 +310,25 @@ fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
     Ok(bound)
 }
 
+/// 1 to 64 of `A-Z a-z 0-9 _ . -`.
+fn check_name(name: &str) -> Result<(), StoreError> {
+    let valid = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if valid {
+        Ok(())
+    } else {
+        Err(StoreError::BadName)
+    }
+}
+
 /// Replaces `path` so that a crash leaves the old bound or the new one, never neither.
 fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
+    // Appended, not swapped in for the extension: `..seq` (the sequence `.`) has none to swap.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     let mut file = File::create(&tmp)?;
     writeln!(
         file,

@@ -14,11 +14,12 @@ pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult 
             .map_err(|_| "ERR sequence names are 1 to 64 of A-Z a-z 0-9 _ . -")?,
         _ => return Err(wrong_arity(args)),
     };
+    // Only a sequence that exists: a read creates nothing.
     let seq = shared
         .store
-        .sequence(name)
+        .existing(name)
         .map_err(|e| format!("ERR {e}"))?;
-    match seq.current() {
+    match seq.and_then(|s| s.current()) {
         Some(ticket) => reply.integer(ticket as i64),
         None => reply.null(),
     }

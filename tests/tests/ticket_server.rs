@@ -519,3 +519,64 @@ fn every_name_of_the_alphabet_works_and_reads_create_nothing() {
     assert!(t > 1);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A real full disk (a 1 MiB tmpfs, root only): the server keeps answering, refuses past the
+/// bound on disk with an error, and once space returns issues again by itself, above every
+/// ticket handed out before.
+#[test]
+fn a_full_disk_pauses_issuing_and_space_coming_back_resumes_it() {
+    let mount = data_dir("ticket-full-disk");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&mount)
+        .status()
+        .map(|s| s.success());
+    assert!(
+        matches!(mounted, Ok(true)),
+        "this test mounts a tmpfs and needs root"
+    );
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _unmount = Unmount(mount.clone());
+    let server = TicketServer::start(1, 1, &mount.join("data"), &["--block", "100"]);
+    let mut con = server.connection();
+    let mut issued: Vec<i64> = (0..50)
+        .map(|_| cmd(&["TICKET.NEXT"]).query(&mut con).unwrap())
+        .collect();
+    // Fill the disk.
+    let filler = mount.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    while file.write_all(&[0u8; 4096]).is_ok() {}
+    let _ = file.sync_all();
+    drop(file);
+    let mut refused = None;
+    for _ in 0..1_000 {
+        match cmd(&["TICKET.NEXT"]).query::<i64>(&mut con) {
+            Ok(t) => issued.push(t),
+            Err(e) => {
+                refused = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let refused = refused.expect("a full disk must stop issuing past the bound");
+    assert!(
+        refused.contains("cannot write the ticket bound"),
+        "{refused}"
+    );
+    // Space returns: issuing resumes without a restart.
+    std::fs::remove_file(&filler).unwrap();
+    let resumed = idgen_tests::wait_for(Duration::from_secs(5), || {
+        cmd(&["TICKET.NEXT"]).query::<i64>(&mut con).is_ok()
+    });
+    assert!(resumed, "still refusing after space came back");
+    let after: i64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert!(issued.iter().all(|&t| t < after));
+    let distinct: HashSet<i64> = issued.iter().copied().collect();
+    assert_eq!(distinct.len(), issued.len());
+}

@@ -6,16 +6,22 @@
 //! atomically (temporary file, fsync, rename, fsync of the directory). The bound moves a block
 //! ahead in the background when half the block is used, so callers rarely wait for the disk. On
 //! restart a sequence resumes at the bound: the rest of the last block is a gap, never a
-//! repeat. A failed write stops the sequence for good with an error; the server must be
-//! restarted once the disk is fixed.
+//! repeat. When the bound cannot be written (a full disk), the tickets already covered are
+//! still handed out; past them callers get an error, and the write is retried at most every
+//! [`RETRY_WRITE_EVERY`] until it succeeds, when issuing resumes by itself: never above what is
+//! on disk.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+
+/// How often at most a failed bound write is tried again (by the calls that need it).
+pub const RETRY_WRITE_EVERY: Duration = Duration::from_millis(100);
 
 /// Most sequences one server keeps.
 pub const MAX_SEQUENCES: usize = 1024;
@@ -29,7 +35,7 @@ pub enum StoreError {
     TooManySequences,
     /// The next ticket would not fit in a signed 64-bit integer.
     Exhausted,
-    /// Writing the bound failed; the sequence issues nothing more.
+    /// Writing the bound failed; nothing beyond the bound on disk is issued until a retry works.
     Failed(String),
 }
 
@@ -41,7 +47,11 @@ impl std::fmt::Display for StoreError {
             StoreError::Exhausted => {
                 write!(f, "sequence exhausted: the next ticket exceeds 2^63-1")
             }
-            StoreError::Failed(why) => write!(f, "ticket store failed, issuing stopped: {why}"),
+            StoreError::Failed(why) => write!(
+                f,
+                "cannot write the ticket bound ({why}): no ticket is issued beyond the bound on \
+                 disk until a write succeeds; retrying"
+            ),
         }
     }
 }
@@ -89,7 +99,8 @@ struct State {
     /// Tickets with index below this are covered by the bound on disk.
     limit: u64,
     extending: bool,
-    failed: Option<String>,
+    /// The last failed write of the bound, and when; cleared by a write that succeeds.
+    failed: Option<(String, Instant)>,
 }
 
 /// One named sequence.
@@ -208,21 +219,26 @@ impl Sequence {
         loop {
             let (notified, extend_now) = {
                 let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(why) = &s.failed {
-                    return Err(StoreError::Failed(why.clone()));
-                }
                 let end = s.next.checked_add(count).ok_or(StoreError::Exhausted)?;
                 self.step.ticket(end - 1).ok_or(StoreError::Exhausted)?;
+                // After a failed write, the next try waits a little: not a write per call.
+                let retry_due = match &s.failed {
+                    Some((_, at)) => at.elapsed() >= RETRY_WRITE_EVERY,
+                    None => true,
+                };
                 if end <= s.limit {
                     let first = s.next;
                     s.next = end;
-                    if !s.extending && s.limit - s.next < self.block / 2 {
+                    if !s.extending && retry_due && s.limit - s.next < self.block / 2 {
                         s.extending = true;
                         let target = s.limit + self.block;
                         let seq = Arc::clone(self);
                         tokio::spawn(async move { seq.extend(target).await });
                     }
                     return Ok(self.step.ticket(first).unwrap_or(u64::MAX));
+                }
+                if let Some((why, _)) = s.failed.as_ref().filter(|_| !retry_due) {
+                    return Err(StoreError::Failed(why.clone()));
                 }
                 let extend_now = !s.extending;
                 if extend_now {
@@ -261,10 +277,17 @@ impl Sequence {
             let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
             s.extending = false;
             match written {
-                Ok(()) => s.limit = s.limit.max(target),
+                Ok(()) => {
+                    s.limit = s.limit.max(target);
+                    if s.failed.take().is_some() {
+                        tracing::warn!(path = %self.path.display(), "ticket bound written again; issuing resumed");
+                    }
+                }
                 Err(why) => {
-                    tracing::error!(path = %self.path.display(), %why, "cannot write the ticket bound; issuing stopped");
-                    s.failed = Some(why);
+                    if s.failed.is_none() {
+                        tracing::error!(path = %self.path.display(), %why, "cannot write the ticket bound; retrying");
+                    }
+                    s.failed = Some((why, Instant::now()));
                 }
             }
         }
@@ -437,24 +460,39 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_failed_write_stops_issuing() {
+    async fn a_failed_write_stops_issuing_past_the_bound_until_a_retry_works() {
         let d = dir("fail");
         let store = Store::open(&d, ODD, 4).unwrap();
         let seq = store.sequence("default").unwrap();
         seq.take(1).await.unwrap();
         fs::remove_dir_all(&d).unwrap(); // the disk "fails": the directory is gone
+        let mut issued = vec![];
         let mut result = Ok(0);
         for _ in 0..10 {
             result = seq.take(1).await;
-            if result.is_err() {
-                break;
+            match result {
+                Ok(t) => issued.push(t),
+                Err(_) => break,
             }
         }
         assert!(matches!(result, Err(StoreError::Failed(_))), "{result:?}");
         assert!(
             matches!(seq.take(1).await, Err(StoreError::Failed(_))),
-            "stays stopped"
+            "no retry before RETRY_WRITE_EVERY"
         );
+        // Nothing was issued beyond what was on disk before the failure.
+        let bound_before = seq.step.ticket(4).unwrap();
+        assert!(issued.iter().all(|&t| t < bound_before), "{issued:?}");
+        // The disk comes back: after the retry interval issuing resumes by itself, above all.
+        fs::create_dir_all(&d).unwrap();
+        tokio::time::sleep(RETRY_WRITE_EVERY).await;
+        let t = seq.take(1).await.unwrap();
+        assert!(issued.iter().all(|&i| i < t));
+        assert!(
+            read_bound(&seq.path, ODD).unwrap() > t,
+            "the new bound is on disk"
+        );
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

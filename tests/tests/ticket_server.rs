@@ -580,3 +580,65 @@ fn a_full_disk_pauses_issuing_and_space_coming_back_resumes_it() {
     let distinct: HashSet<i64> = issued.iter().copied().collect();
     assert_eq!(distinct.len(), issued.len());
 }
+
+/// A client trickling a request a byte a second looks active to the idle timer, but its request
+/// has a deadline of 10 s from its first byte: the connection is closed then, unanswered.
+#[test]
+fn a_request_trickled_a_byte_a_second_is_dropped_at_its_deadline() {
+    let dir = data_dir("ticket-trickle");
+    let server = TicketServer::start(1, 1, &dir, &[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let request = b"*2\r\n$11\r\nTICKET.NEXT\r\n$7\r\ndefault\r\n";
+    let started = Instant::now();
+    let mut closed_at = None;
+    for byte in request {
+        if stream.write_all(&[*byte]).is_err() {
+            closed_at = Some(started.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        stream.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 64];
+        let read = stream.read(&mut buf);
+        stream.set_nonblocking(false).unwrap();
+        if let Ok(0) = read {
+            closed_at = Some(started.elapsed());
+            break;
+        }
+        assert!(
+            read.is_err(),
+            "answered a request it never completed: {read:?}"
+        );
+    }
+    let closed_at = closed_at.expect("the trickling client was never dropped");
+    assert!(
+        closed_at >= Duration::from_secs(9) && closed_at <= Duration::from_secs(13),
+        "dropped after {closed_at:?}, not at the 10 s deadline"
+    );
+    // A client that completes its requests is not affected, however long it stays.
+    let mut con = server.connection();
+    let _: i64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_password_can_come_from_a_file_and_stays_out_of_the_command_line() {
+    let dir = data_dir("ticket-pass-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("password");
+    std::fs::write(&file, "fr0m-a-file\n").unwrap();
+    let server = TicketServer::start(
+        1,
+        1,
+        &dir.join("data"),
+        &["--requirepass-file", &file.display().to_string()],
+    );
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", server.pid())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("fr0m-a-file"));
+    let mut con = server.connection();
+    assert!(error_of(&mut con, &cmd(&["TICKET.NEXT"])).starts_with("NOAUTH"));
+    let _: () = cmd(&["AUTH", "fr0m-a-file"]).query(&mut con).unwrap();
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, 1);
+    let _ = std::fs::remove_dir_all(dir);
+}

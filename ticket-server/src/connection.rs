@@ -19,6 +19,9 @@ use crate::shared::Shared;
 
 /// Most bytes of requests a client may have buffered without a complete one.
 pub const MAX_QUERY: usize = 1024 * 1024;
+/// How long a request may take to arrive once its first byte has: a client trickling a byte a
+/// second is dropped, however active it looks to the idle timer.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 /// How long a reply may take to be accepted by a client.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -53,13 +56,17 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
     let idle_timer = tokio::time::sleep(idle);
     let shutting_down = shutdown.recv();
     tokio::pin!(idle_timer, shutting_down);
+    // When the request now in the buffer began to arrive.
+    let mut partial_since: Option<Instant> = None;
     loop {
         let mut close = false;
+        let mut progressed = false;
         // Run requests until the replies make a batch worth sending: a client pipelining many
         // large requests without reading must not make the server buffer all their replies.
         while out.len() < REPLY_BATCH {
             match parse_request(&mut input) {
                 Ok(Some(args)) => {
+                    progressed = true;
                     let mut reply = Reply {
                         out: &mut out,
                         resp3: session.resp3,
@@ -108,6 +115,13 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
         if batch_full {
             continue; // requests may be waiting in the buffer already
         }
+        // The clock starts at the first byte of a request: a completed request restarts it.
+        partial_since = match (input.is_empty(), partial_since) {
+            (true, _) => None,
+            (false, Some(since)) if !progressed => Some(since),
+            (false, _) => Some(Instant::now()),
+        };
+        let deadline = partial_since.map(|since| since + REQUEST_DEADLINE);
         input.reserve(READ_CHUNK);
         tokio::select! {
             biased;
@@ -125,6 +139,9 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
                 }
             }
             _ = &mut idle_timer => return,
+            _ = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
+                return; // an incomplete request past its deadline
+            }
             _ = &mut shutting_down => return,
         }
     }

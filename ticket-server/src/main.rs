@@ -66,9 +66,13 @@ struct Common {
     /// Directory of the durable bounds (one per server; `pair` makes subdirectories).
     #[arg(long)]
     data_dir: PathBuf,
-    /// Password clients must AUTH with.
-    #[arg(long)]
+    /// Password clients must AUTH with. On the command line it shows in `ps`: prefer
+    /// `--requirepass-file` or the environment variable.
+    #[arg(long, env = "TICKET_SERVER_REQUIREPASS", hide_env_values = true)]
     requirepass: Option<String>,
+    /// A file whose first line is the password clients must AUTH with.
+    #[arg(long, conflicts_with = "requirepass")]
+    requirepass_file: Option<PathBuf>,
     /// Tickets reserved on disk at a time (the most a crash can skip).
     #[arg(long, default_value_t = DEFAULT_BLOCK)]
     block: u64,
@@ -81,6 +85,18 @@ struct Common {
 }
 
 impl Common {
+    /// The password, from the flag, the environment or the file.
+    fn password(&self) -> Result<Option<String>> {
+        let Some(path) = &self.requirepass_file else {
+            return Ok(self.requirepass.clone());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read --requirepass-file {}", path.display()))?;
+        let password = text.lines().next().unwrap_or("").to_string();
+        anyhow::ensure!(!password.is_empty(), "{} holds no password", path.display());
+        Ok(Some(password))
+    }
+
     fn config(
         &self,
         listen: SocketAddr,
@@ -93,7 +109,7 @@ impl Common {
             offset,
             increment,
             data_dir,
-            requirepass: self.requirepass.clone(),
+            requirepass: self.password()?,
             block: self.block,
             max_clients: self.max_clients,
             idle_timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
@@ -186,6 +202,10 @@ async fn bind(mut config: Config) -> Result<(TcpListener, Shared)> {
             config.data_dir.display()
         )
     })?;
+    if !config.listen.ip().is_loopback() && config.requirepass.is_none() {
+        tracing::warn!(listen = %config.listen,
+            "listening beyond loopback without a password: anyone who can reach this port can take tickets; set --requirepass-file");
+    }
     tracing::info!(listen = %config.listen, offset = config.offset, increment = config.increment,
         data_dir = %config.data_dir.display(), "ticket server ready");
     Ok((listener, Shared::new(config, store)))

@@ -642,3 +642,38 @@ fn the_password_can_come_from_a_file_and_stays_out_of_the_command_line() {
     assert_eq!(t, 1);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// An error reply is the caller's answer, not a sign that a server is down: a request for an
+/// invalid sequence name fails with the servers' own error and leaves both in the rotation;
+/// only a server that cannot be reached is skipped.
+#[test]
+fn the_round_robin_client_marks_a_server_down_only_when_unreachable() {
+    let dir = data_dir("ticket-rr-errors");
+    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
+    let mut even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
+    let err = runtime
+        .block_on(client.next("bad name"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sequence names"), "{err}");
+    assert!(
+        client.down_servers().is_empty(),
+        "{:?}",
+        client.down_servers()
+    );
+    let tickets: Vec<u64> = (0..4)
+        .map(|_| runtime.block_on(client.next("default")).unwrap())
+        .collect();
+    assert!(
+        tickets.windows(2).all(|w| w[0] % 2 != w[1] % 2),
+        "{tickets:?}"
+    );
+    even.kill9();
+    for _ in 0..4 {
+        runtime.block_on(client.next("default")).unwrap();
+    }
+    assert_eq!(client.down_servers(), vec![even.addr()]);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -75,6 +75,15 @@ impl RoundRobin {
         self.call(sequence, Some(count)).await
     }
 
+    /// The servers skipped for now because they could not be reached (I/O error or timeout).
+    pub fn down_servers(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter(|s| s.is_down())
+            .map(|s| s.addr.clone())
+            .collect()
+    }
+
     async fn call(&self, sequence: &str, count: Option<u64>) -> Result<Vec<u64>> {
         let n = self.servers.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -91,6 +100,12 @@ impl RoundRobin {
                         server.mark_up();
                         return Ok(tickets);
                     }
+                    // An error reply (a bad name, a full disk) is an answer: the server is up.
+                    // The next one may still serve the call.
+                    Ok(Err(e)) if !is_unreachable(&e) => {
+                        errors.push(format!("{}: {e}", server.addr));
+                        continue;
+                    }
                     Ok(Err(e)) => errors.push(format!("{}: {e}", server.addr)),
                     Err(_) => errors.push(format!("{}: timed out", server.addr)),
                 }
@@ -99,6 +114,11 @@ impl RoundRobin {
         }
         Err(anyhow!("every ticket server failed: {}", errors.join("; ")))
     }
+}
+
+/// Whether `e` says the server could not be reached (not an error reply from it).
+fn is_unreachable(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
 }
 
 impl Server {

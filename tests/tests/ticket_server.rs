@@ -382,7 +382,13 @@ fn bad_start_up_settings_are_refused_with_a_message() {
 fn sigterm_shuts_down_gracefully() {
     let dir = data_dir("ticket-term");
     let mut server = TicketServer::start(1, 1, &dir, &[]);
-    let _idle = server.connection();
+    let mut con = server.connection();
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, 1);
+    let many: Vec<u64> = cmd(&["TICKET.NEXT", "other", "COUNT", "5"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(many, [1, 2, 3, 4, 5]);
     let status = Command::new("kill")
         .args(["-TERM", &server.pid().to_string()])
         .status()
@@ -392,6 +398,13 @@ fn sigterm_shuts_down_gracefully() {
         .wait_exit(Duration::from_secs(10))
         .expect("still running 10 s after SIGTERM");
     assert!(exit.success(), "{exit:?}");
+    // A clean stop recorded the exact next tickets: no gap after the restart.
+    server.restart();
+    let mut con = server.connection();
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, 2, "a gap after a clean stop");
+    let t: u64 = cmd(&["TICKET.NEXT", "other"]).query(&mut con).unwrap();
+    assert_eq!(t, 6);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

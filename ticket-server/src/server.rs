@@ -14,7 +14,8 @@ use crate::shared::Shared;
 /// How long shutdown waits for connections to finish their current requests.
 const DRAIN: Duration = Duration::from_secs(5);
 
-/// Serves connections from `listener` until `shutdown` completes, then closes them all.
+/// Serves connections from `listener` until `shutdown` completes, then closes them all and
+/// records each sequence's exact next ticket.
 pub async fn run(listener: TcpListener, shared: Shared, shutdown: impl Future) {
     let (notify, _) = broadcast::channel::<()>(1);
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
@@ -26,6 +27,8 @@ pub async fn run(listener: TcpListener, shared: Shared, shutdown: impl Future) {
     drop(done_tx);
     // Every connection task holds a sender; the channel closes when the last one ends.
     let _ = tokio::time::timeout(DRAIN, done_rx.recv()).await;
+    // No gap after a clean stop: the exact next ticket goes to disk.
+    shared.store.close().await;
 }
 
 async fn accept(

@@ -37,6 +37,8 @@ pub enum StoreError {
     Exhausted,
     /// Writing the bound failed; nothing beyond the bound on disk is issued until a retry works.
     Failed(String),
+    /// The server is shutting down: the exact next ticket is being recorded.
+    Closed,
 }
 
 impl std::fmt::Display for StoreError {
@@ -47,6 +49,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Exhausted => {
                 write!(f, "sequence exhausted: the next ticket exceeds 2^63-1")
             }
+            StoreError::Closed => write!(f, "the ticket server is shutting down"),
             StoreError::Failed(why) => write!(
                 f,
                 "cannot write the ticket bound ({why}): no ticket is issued beyond the bound on \
@@ -99,6 +102,8 @@ struct State {
     /// Tickets with index below this are covered by the bound on disk.
     limit: u64,
     extending: bool,
+    /// Set by [`Store::close`]: nothing more is issued.
+    closed: bool,
     /// The last failed write of the bound, and when; cleared by a write that succeeds.
     failed: Option<(String, Instant)>,
 }
@@ -185,12 +190,25 @@ impl Store {
                 next,
                 limit: next,
                 extending: false,
+                closed: false,
                 failed: None,
             }),
             extended: Notify::new(),
         });
         sequences.insert(name.to_string(), Arc::clone(&seq));
         Ok(seq)
+    }
+
+    /// Stops every sequence and records its exact next ticket as its bound, so that a clean
+    /// restart continues without a gap (a crash still skips the rest of the block).
+    pub async fn close(&self) {
+        let all: Vec<Arc<Sequence>> = {
+            let sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
+            sequences.values().cloned().collect()
+        };
+        for seq in all {
+            seq.close().await;
+        }
     }
 
     /// Every sequence with its next ticket and the bound on disk, by name.
@@ -219,6 +237,9 @@ impl Sequence {
         loop {
             let (notified, extend_now) = {
                 let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                if s.closed {
+                    return Err(StoreError::Closed);
+                }
                 let end = s.next.checked_add(count).ok_or(StoreError::Exhausted)?;
                 self.step.ticket(end - 1).ok_or(StoreError::Exhausted)?;
                 // After a failed write, the next try waits a little: not a write per call.
@@ -252,6 +273,33 @@ impl Sequence {
             match extend_now {
                 Some(target) => self.extend(target).await,
                 None => notified.await,
+            }
+        }
+    }
+
+    /// Stops issuing and, once no write of the bound is in flight, writes the exact next ticket
+    /// as the bound.
+    async fn close(self: &Arc<Self>) {
+        let next = loop {
+            let extended = self.extended.notified();
+            {
+                let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                s.closed = true;
+                if !s.extending {
+                    break s.next;
+                }
+            }
+            extended.await;
+        };
+        let Some(bound) = self.step.ticket(next) else {
+            return;
+        };
+        let (path, step) = (self.path.clone(), self.step);
+        match tokio::task::spawn_blocking(move || write_bound(&path, step, bound)).await {
+            Ok(Ok(())) => {}
+            // The block's bound stays: a gap, never a repeat.
+            _ => {
+                tracing::warn!(path = %self.path.display(), "could not record the exact next ticket")
             }
         }
     }

@@ -1,12 +1,14 @@
-//! `CONFIG GET parameter`: what redis-benchmark asks at start (`save`, `appendonly`); other
-//! parameters are unknown and give an empty reply, as in Redis.
+//! `CONFIG GET parameter`: the parameters tools ask about (redis-benchmark: `save`,
+//! `appendonly`), answered for this server; others are unknown and give an empty reply, as in
+//! Redis. No glob patterns.
 
 use bytes::Bytes;
 
 use super::{wrong_arity, CmdResult};
 use crate::frame::Reply;
+use crate::shared::Shared;
 
-pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
+pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
     let sub = args
         .get(1)
         .map(|s| s.to_ascii_uppercase())
@@ -20,16 +22,23 @@ pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
     if args.len() != 3 {
         return Err(wrong_arity(args));
     }
-    let value: Option<&[u8]> = match args[2].to_ascii_lowercase().as_slice() {
-        b"save" => Some(b""),
-        b"appendonly" => Some(b"no"),
+    let c = &shared.config;
+    let value: Option<String> = match args[2].to_ascii_lowercase().as_slice() {
+        b"save" => Some(String::new()),
+        b"appendonly" => Some("no".into()),
+        b"databases" => Some("1".into()),
+        b"maxclients" => Some(c.max_clients.to_string()),
+        b"timeout" => Some(c.idle_timeout.map_or(0, |t| t.as_secs()).to_string()),
+        b"port" => Some(c.listen.port().to_string()),
+        b"bind" => Some(c.listen.ip().to_string()),
+        b"dir" => Some(c.data_dir.display().to_string()),
         _ => None,
     };
     match value {
         Some(v) => {
             reply.map(1);
             reply.bulk(&args[2].to_ascii_lowercase());
-            reply.bulk(v);
+            reply.bulk(v.as_bytes());
         }
         None => reply.map(0),
     }

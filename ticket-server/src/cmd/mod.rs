@@ -13,8 +13,10 @@ mod info;
 mod ping;
 mod quit;
 mod select;
+mod server;
 mod ticket_current;
 mod ticket_next;
+mod transaction;
 
 use bytes::Bytes;
 
@@ -34,12 +36,100 @@ pub struct Session {
     pub id: u64,
     /// QUIT was called: close after replying.
     pub quit: bool,
+    /// Requests queued after MULTI, until EXEC or DISCARD.
+    pub queued: Option<transaction::Queued>,
 }
+
+/// Every command, as COMMAND lists them: name, arity (negative: at least), flags.
+pub const COMMANDS: &[(&str, i64, &[&str])] = &[
+    ("ticket.next", -1, &["write", "fast"]),
+    ("ticket.current", -1, &["readonly", "fast"]),
+    (
+        "auth",
+        -2,
+        &[
+            "noscript",
+            "loading",
+            "stale",
+            "fast",
+            "no_auth",
+            "allow_busy",
+        ],
+    ),
+    (
+        "hello",
+        -1,
+        &[
+            "noscript",
+            "loading",
+            "stale",
+            "fast",
+            "no_auth",
+            "allow_busy",
+        ],
+    ),
+    (
+        "quit",
+        -1,
+        &[
+            "noscript",
+            "loading",
+            "stale",
+            "fast",
+            "no_auth",
+            "allow_busy",
+        ],
+    ),
+    (
+        "reset",
+        1,
+        &[
+            "noscript",
+            "loading",
+            "stale",
+            "fast",
+            "no_auth",
+            "allow_busy",
+        ],
+    ),
+    ("ping", -1, &["fast"]),
+    ("echo", 2, &["fast"]),
+    ("client", -2, &["admin", "noscript", "loading", "stale"]),
+    ("select", 2, &["loading", "stale", "fast"]),
+    ("info", -1, &["loading", "stale"]),
+    ("command", -1, &["loading", "stale"]),
+    ("config", -2, &["admin", "noscript", "loading", "stale"]),
+    ("role", 1, &["noscript", "loading", "stale", "fast"]),
+    ("time", 1, &["loading", "stale", "fast"]),
+    ("dbsize", 1, &["readonly", "fast"]),
+    (
+        "multi",
+        1,
+        &["noscript", "loading", "stale", "fast", "allow_busy"],
+    ),
+    ("exec", 1, &["noscript", "loading", "stale", "skip_slowlog"]),
+    (
+        "discard",
+        1,
+        &["noscript", "loading", "stale", "fast", "allow_busy"],
+    ),
+    (
+        "watch",
+        -2,
+        &["noscript", "loading", "stale", "fast", "allow_busy"],
+    ),
+    (
+        "unwatch",
+        1,
+        &["noscript", "loading", "stale", "fast", "allow_busy"],
+    ),
+];
 
 /// An error reply; the text starts with its code.
 pub type CmdResult = Result<(), String>;
 
-/// Runs one request.
+/// Runs one request: the connection and transaction commands here, the rest through
+/// [`run_one`] (queued instead while a transaction is open).
 pub async fn execute(
     args: &[Bytes],
     session: &mut Session,
@@ -57,7 +147,58 @@ pub async fn execute(
         b"AUTH" => auth::run(args, session, shared, reply),
         b"HELLO" => hello::run(args, session, shared, reply),
         b"QUIT" => quit::run(args, session, reply),
+        b"RESET" => server::reset(args, session, shared, reply),
         _ if !session.authenticated => Err("NOAUTH Authentication required.".into()),
+        b"MULTI" => transaction::multi(args, session, reply),
+        b"DISCARD" => transaction::discard(args, session, reply),
+        b"WATCH" | b"UNWATCH" => transaction::watch(args, session, reply),
+        b"EXEC" => match transaction::exec(args, session, reply) {
+            Ok(requests) => {
+                for request in &requests {
+                    let result = run_one(request, session, shared, reply).await;
+                    if let Err(text) = result {
+                        reply.error(&text);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        },
+        _ if session.queued.is_some() => queue(args, name, session, reply),
+        _ => run_one(args, session, shared, reply).await,
+    };
+    if let Err(text) = result {
+        reply.error(&text);
+    }
+}
+
+/// Queues a request after MULTI; an unknown command is refused now and dooms the transaction.
+fn queue(args: &[Bytes], name: &[u8], session: &mut Session, reply: &mut Reply<'_>) -> CmdResult {
+    let Some(queued) = session.queued.as_mut() else {
+        return Ok(());
+    };
+    let known = COMMANDS
+        .iter()
+        .any(|(n, _, _)| n.as_bytes().eq_ignore_ascii_case(name));
+    if !known {
+        queued.refused = true;
+        return Err(unknown_command(args));
+    }
+    queued.requests.push(args.to_vec());
+    reply.simple("QUEUED");
+    Ok(())
+}
+
+/// Runs one request that is not about the connection or a transaction.
+async fn run_one(
+    args: &[Bytes],
+    session: &mut Session,
+    shared: &Shared,
+    reply: &mut Reply<'_>,
+) -> CmdResult {
+    let mut upper = [0u8; 16];
+    let name = uppercase(&args[0], &mut upper);
+    match name {
         b"TICKET.NEXT" => ticket_next::run(args, shared, reply).await,
         b"TICKET.CURRENT" => ticket_current::run(args, shared, reply),
         b"PING" => ping::run(args, reply),
@@ -66,11 +207,11 @@ pub async fn execute(
         b"SELECT" => select::run(args, reply),
         b"INFO" => info::run(args, shared, reply),
         b"COMMAND" => command::run(args, reply),
-        b"CONFIG" => config::run(args, reply),
+        b"CONFIG" => config::run(args, shared, reply),
+        b"ROLE" => server::role(args, reply),
+        b"TIME" => server::time(args, reply),
+        b"DBSIZE" => server::dbsize(args, reply),
         _ => Err(unknown_command(args)),
-    };
-    if let Err(text) = result {
-        reply.error(&text);
     }
 }
 

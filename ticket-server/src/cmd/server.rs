@@ -1,0 +1,66 @@
+//! `ROLE`, `TIME`, `DBSIZE`, `RESET`: what clients and tools ask of any Redis server, answered
+//! as a primary with no replicas and no keys would.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use super::{wrong_arity, CmdResult, Session};
+use crate::frame::Reply;
+use crate::shared::Shared;
+
+/// `ROLE`: a primary at replication offset 0 with no replicas.
+pub fn role(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
+    no_arguments(args)?;
+    reply.array(3);
+    reply.bulk(b"master");
+    reply.integer(0);
+    reply.array(0);
+    Ok(())
+}
+
+/// `TIME`: seconds and microseconds, as two bulk strings.
+pub fn time(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
+    no_arguments(args)?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    reply.array(2);
+    reply.bulk(now.as_secs().to_string().as_bytes());
+    reply.bulk(now.subsec_micros().to_string().as_bytes());
+    Ok(())
+}
+
+/// `DBSIZE`: sequences are not keys.
+pub fn dbsize(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
+    no_arguments(args)?;
+    reply.integer(0);
+    Ok(())
+}
+
+/// `RESET`: the connection as new: RESP2, no name, no transaction, and unauthenticated when a
+/// password is set.
+pub fn reset(
+    args: &[Bytes],
+    session: &mut Session,
+    shared: &Shared,
+    reply: &mut Reply<'_>,
+) -> CmdResult {
+    no_arguments(args)?;
+    *session = Session {
+        id: session.id,
+        authenticated: shared.config.requirepass.is_none(),
+        ..Session::default()
+    };
+    reply.resp3 = false;
+    reply.simple("RESET");
+    Ok(())
+}
+
+fn no_arguments(args: &[Bytes]) -> CmdResult {
+    if args.len() == 1 {
+        Ok(())
+    } else {
+        Err(wrong_arity(args))
+    }
+}

@@ -21,6 +21,7 @@ demo: build
 SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DOCKER=$$IDGEN_SKIP_DOCKER: the container tests are SKIPPED ***"; fi
 
 test: build
+	@scripts/venv.sh
 	@$(SKIP_NOTE)
 	cargo test --workspace
 	@$(SKIP_NOTE)

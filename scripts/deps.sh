@@ -32,6 +32,9 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v cc >/dev/null || missing+=(gcc)
 [ -x /usr/bin/kill ] || [ -x /bin/kill ] || missing+=(procps) # the tests send SIGTERM
+# The tests that drive servers with Python clients make a venv (scripts/venv.sh).
+command -v python3 >/dev/null || missing+=(python3)
+python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
 # The failover tests cut a replication link with an iptables rule on loopback (as root).
 command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.

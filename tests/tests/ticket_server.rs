@@ -690,3 +690,92 @@ fn the_round_robin_client_marks_a_server_down_only_when_unreachable() {
     assert_eq!(client.down_servers(), vec![even.addr()]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// What client libraries and tools ask of any Redis server, through the `redis` crate.
+#[test]
+fn transactions_info_sections_and_introspection_answer_as_redis_would() {
+    let dir = data_dir("ticket-introspection");
+    let server = TicketServer::start(1, 2, &dir, &[]);
+    let mut con = server.connection();
+
+    // redis-py's default pipeline is MULTI/EXEC: every queued ticket comes back in EXEC.
+    let tickets: (u64, u64, Vec<u64>) = redis::pipe()
+        .atomic()
+        .cmd("TICKET.NEXT")
+        .cmd("TICKET.NEXT")
+        .cmd("TICKET.NEXT")
+        .arg("COUNT")
+        .arg(3)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(tickets, (1, 3, vec![5, 7, 9]));
+    let _: () = cmd(&["MULTI"]).query(&mut con).unwrap();
+    let queued: String = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(queued, "QUEUED");
+    let _: () = cmd(&["DISCARD"]).query(&mut con).unwrap();
+    let next: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(next, 11, "a discarded transaction issues nothing");
+    let _: () = cmd(&["MULTI"]).query(&mut con).unwrap();
+    assert!(error_of(&mut con, &cmd(&["NO.SUCH"])).starts_with("ERR unknown command"));
+    assert!(error_of(&mut con, &cmd(&["EXEC"])).starts_with("EXECABORT"));
+    assert!(error_of(&mut con, &cmd(&["EXEC"])).starts_with("ERR EXEC without MULTI"));
+    let _: () = cmd(&["WATCH", "k"]).query(&mut con).unwrap();
+    let _: () = cmd(&["UNWATCH"]).query(&mut con).unwrap();
+
+    let replication: String = cmd(&["INFO", "replication"]).query(&mut con).unwrap();
+    assert!(replication.contains("role:master"), "{replication}");
+    assert!(
+        !replication.contains("# Tickets"),
+        "one section asked, one given"
+    );
+    let all: String = cmd(&["INFO"]).query(&mut con).unwrap();
+    for section in [
+        "# Server",
+        "# Clients",
+        "# Replication",
+        "# Keyspace",
+        "# Tickets",
+    ] {
+        assert!(all.contains(section), "{section} missing");
+    }
+    let none: String = cmd(&["INFO", "nosuchsection"]).query(&mut con).unwrap();
+    assert_eq!(none, "");
+
+    let role: Value = cmd(&["ROLE"]).query(&mut con).unwrap();
+    assert_eq!(
+        role,
+        Value::Array(vec![
+            Value::BulkString(b"master".to_vec()),
+            Value::Int(0),
+            Value::Array(vec![])
+        ])
+    );
+    let (secs, _micros): (u64, u64) = cmd(&["TIME"]).query(&mut con).unwrap();
+    assert!(secs.abs_diff(idgen_tests::now_ms() as u64 / 1000) <= 2);
+    let size: i64 = cmd(&["DBSIZE"]).query(&mut con).unwrap();
+    assert_eq!(size, 0);
+    let count: i64 = cmd(&["COMMAND", "COUNT"]).query(&mut con).unwrap();
+    let listed: Vec<Value> = cmd(&["COMMAND"]).query(&mut con).unwrap();
+    assert_eq!(listed.len() as i64, count);
+    let info: Vec<Value> = cmd(&["COMMAND", "INFO", "ticket.next", "nope"])
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        matches!(&info[0], Value::Array(fields) if fields[0] == Value::BulkString(b"ticket.next".to_vec()))
+    );
+    assert_eq!(info[1], Value::Nil);
+    let maxclients: Vec<String> = cmd(&["CONFIG", "GET", "maxclients"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(maxclients[0], "maxclients");
+    let _: () = cmd(&["CLIENT", "SETNAME", "probe"])
+        .query(&mut con)
+        .unwrap();
+    let me: String = cmd(&["CLIENT", "INFO"]).query(&mut con).unwrap();
+    assert!(me.contains("name=probe"), "{me}");
+    let reset: String = cmd(&["RESET"]).query(&mut con).unwrap();
+    assert_eq!(reset, "RESET");
+    let name: Option<String> = cmd(&["CLIENT", "GETNAME"]).query(&mut con).unwrap();
+    assert_eq!(name, None);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -33,7 +33,7 @@ mkdir -p "$OUT"
   --dir "$DIR" --daemonize yes --logfile "$DIR/redis.log"
 for k in 1 2; do
   port=$([ "$k" = 1 ] && echo "$ODD_PORT" || echo "$EVEN_PORT")
-  "${SERVER_CPU[@]}" "$TICKET_SERVER" serve --listen "127.0.0.1:$port" --offset "$k" --increment 2 \
+  "${SERVER_CPU[@]}" "$TICKET_SERVER" serve --listen "127.0.0.1:$port" --offset "$k" --increment 2 --init \
     --data-dir "$DIR/tickets-$k" 2>"$DIR/ticket-$k.log" &
   pids+=($!)
 done

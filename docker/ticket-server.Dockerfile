@@ -8,4 +8,5 @@ FROM ${BASE}
 COPY target/release/ticket-server /usr/local/bin/ticket-server
 EXPOSE 7001
 ENTRYPOINT ["/usr/local/bin/ticket-server", "serve", "--listen", "0.0.0.0:7001", "--data-dir", "/data"]
-CMD ["--offset", "1", "--increment", "1"]
+# --init: start on a blank /data (see README: drop it once the volume exists).
+CMD ["--offset", "1", "--increment", "1", "--init"]

@@ -71,7 +71,7 @@ ODD=$(free_port)
 EVEN=$(free_port)
 for k in 1 2; do
   port=$([ "$k" = 1 ] && echo "$ODD" || echo "$EVEN")
-  "$ROOT/target/release/ticket-server" serve --listen "127.0.0.1:$port" --offset "$k" --increment 2 \
+  "$ROOT/target/release/ticket-server" serve --listen "127.0.0.1:$port" --offset "$k" --increment 2 --init \
     --data-dir "$DIR/tickets-$k" 2>>"$DIR/tickets.log" &
   TICKET_PIDS+=($!)
   for _ in $(seq 100); do

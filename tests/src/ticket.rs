@@ -41,6 +41,10 @@ impl TicketServer {
             "--data-dir".into(),
             data_dir.display().to_string(),
         ];
+        // A fresh directory on the first start; a no-op on the restarts that reuse these args.
+        if !extra.contains(&"--start-above") {
+            args.push("--init".into());
+        }
         args.extend(extra.iter().map(|s| s.to_string()));
         TicketServer::spawn(port, args)
     }
@@ -79,6 +83,16 @@ impl TicketServer {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Restarts it on the same port without `--init`, with `extra` flags instead (e.g.
+    /// `--start-above N` after its data directory was lost).
+    pub fn restart_without_init(&mut self, extra: &[&str]) {
+        self.kill9();
+        self.args.retain(|a| a != "--init");
+        self.args.extend(extra.iter().map(|s| s.to_string()));
+        self.child = spawn_child(&self.args);
+        self.wait_ready();
     }
 
     /// Starts it again on the same port, directory and flags.

@@ -218,10 +218,18 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
     // A small block moves the durable bound often under load.
     let server = |offset: &str, port: u16, dir: &std::path::Path| {
         docker_client.run(
-            ticket_image(&["--offset", offset, "--increment", "2", "--block", "1000"])
-                .with_network(&network)
-                .with_mapped_port((port, 7001))
-                .with_volume((dir.display().to_string(), "/data".to_string())),
+            ticket_image(&[
+                "--offset",
+                offset,
+                "--increment",
+                "2",
+                "--block",
+                "1000",
+                "--init",
+            ])
+            .with_network(&network)
+            .with_mapped_port((port, 7001))
+            .with_volume((dir.display().to_string(), "/data".to_string())),
         )
     };
     let _odd = server("1", odd_port, &dirs[0]);

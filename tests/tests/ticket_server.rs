@@ -779,3 +779,53 @@ fn transactions_info_sections_and_introspection_answer_as_redis_would() {
     assert_eq!(name, None);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// One server of a pair loses its data directory mid-load. Coming back on the blank directory it
+/// refuses to start (it would hand out every ticket again); restarted with `--start-above` the
+/// highest ticket seen, it continues, and no ticket is handed out twice.
+#[test]
+fn a_server_that_lost_its_disk_refuses_a_blank_start_and_repeats_nothing() {
+    let dir = data_dir("ticket-lost-disk");
+    let odd = TicketServer::start(1, 2, &dir.join("odd"), &["--block", "100"]);
+    let mut even = TicketServer::start(2, 2, &dir.join("even"), &["--block", "100"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3_000 {
+        seen.push(runtime.block_on(client.next("default")).unwrap());
+    }
+    even.kill9();
+    std::fs::remove_dir_all(dir.join("even")).unwrap();
+    // Load goes on against the odd server alone meanwhile.
+    for _ in 0..500 {
+        seen.push(runtime.block_on(client.next("default")).unwrap());
+    }
+    let (ok, _, err) = run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "2",
+        "--increment",
+        "2",
+        "--data-dir",
+        &dir.join("even").display().to_string(),
+    ]);
+    assert!(!ok && err.contains("holds no ticket store"), "{err}");
+    let highest = *seen.iter().max().unwrap();
+    even.restart_without_init(&["--start-above", &highest.to_string()]);
+    std::thread::sleep(RETRY_AFTER + Duration::from_millis(100));
+    for _ in 0..3_000 {
+        seen.push(runtime.block_on(client.next("default")).unwrap());
+    }
+    let distinct: HashSet<u64> = seen.iter().copied().collect();
+    assert_eq!(distinct.len(), seen.len(), "a ticket was handed out twice");
+    let even_after: Vec<u64> = seen[3_500..]
+        .iter()
+        .copied()
+        .filter(|t| t % 2 == 0)
+        .collect();
+    assert!(!even_after.is_empty(), "the even server did not come back");
+    assert!(even_after.iter().all(|&t| t > highest));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
+use crate::store::Start;
+
 /// Default number of tickets reserved on disk at a time.
 pub const DEFAULT_BLOCK: u64 = 100_000;
 /// Default cap on connections.
@@ -32,6 +34,8 @@ pub struct Config {
     pub max_clients: usize,
     /// Close connections idle this long.
     pub idle_timeout: Option<Duration>,
+    /// Whether a blank data directory may be used, and how (`--init`, `--start-above`).
+    pub start: Start,
 }
 
 impl Config {
@@ -74,6 +78,7 @@ mod tests {
             block: DEFAULT_BLOCK,
             max_clients: 10,
             idle_timeout: None,
+            start: Start::Existing,
         }
     }
 

@@ -3,8 +3,8 @@
 //! redis-benchmark and any Redis client work unchanged; and a round-robin client over several.
 //!
 //! ```text
-//! ticket-server serve --listen 127.0.0.1:7001 --offset 1 --increment 2 --data-dir /var/lib/t1
-//! ticket-server serve --listen 127.0.0.1:7002 --offset 2 --increment 2 --data-dir /var/lib/t2
+//! ticket-server serve --listen 127.0.0.1:7001 --offset 1 --increment 2 --data-dir /var/lib/t1 --init
+//! ticket-server serve --listen 127.0.0.1:7002 --offset 2 --increment 2 --data-dir /var/lib/t2 --init
 //! ticket-server next --servers 127.0.0.1:7001,127.0.0.1:7002 --count 4
 //! ```
 //!

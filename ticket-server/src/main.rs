@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 use ticket_server::client::RoundRobin;
 use ticket_server::config::{Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S};
 use ticket_server::shared::Shared;
-use ticket_server::store::{Step, Store};
+use ticket_server::store::{Start, Step, Store};
 
 #[derive(Parser)]
 #[command(version, about = "Flickr-style stepped ticket servers that speak RESP")]
@@ -82,6 +82,14 @@ struct Common {
     /// Close connections idle this many seconds (0: never).
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_S)]
     timeout: u64,
+    /// First start: make a new store in a blank data directory (a blank directory is refused
+    /// otherwise, since it would hand out every ticket again). Drop it after the first start.
+    #[arg(long)]
+    init: bool,
+    /// After losing or restoring this server's data directory: continue every sequence above
+    /// this ticket (at least the highest ticket the server may have handed out).
+    #[arg(long, conflicts_with = "init")]
+    start_above: Option<u64>,
 }
 
 impl Common {
@@ -113,6 +121,11 @@ impl Common {
             block: self.block,
             max_clients: self.max_clients,
             idle_timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
+            start: match (self.init, self.start_above) {
+                (_, Some(n)) => Start::Above(n),
+                (true, None) => Start::Init,
+                (false, None) => Start::Existing,
+            },
         }
         .validate()
     }
@@ -196,12 +209,13 @@ async fn bind(mut config: Config) -> Result<(TcpListener, Shared)> {
         offset: config.offset,
         increment: config.increment,
     };
-    let store = Store::open(&config.data_dir, step, config.block).with_context(|| {
-        format!(
-            "cannot open the data directory {}",
-            config.data_dir.display()
-        )
-    })?;
+    let store =
+        Store::open(&config.data_dir, step, config.block, config.start).with_context(|| {
+            format!(
+                "cannot open the data directory {}",
+                config.data_dir.display()
+            )
+        })?;
     if !config.listen.ip().is_loopback() && config.requirepass.is_none() {
         tracing::warn!(listen = %config.listen,
             "listening beyond loopback without a password: anyone who can reach this port can take tickets; set --requirepass-file");

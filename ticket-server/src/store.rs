@@ -20,6 +20,22 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+/// How a data directory may be opened: a blank one would hand out every ticket again from the
+/// start (a replaced disk, a restore from an old backup), so it is refused unless the operator
+/// says which case this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The directory must already hold this server's store.
+    Existing,
+    /// First start: a blank directory becomes a new store (`--init`).
+    Init,
+    /// A lost store: every sequence continues above this ticket (`--start-above N`).
+    Above(u64),
+}
+
+/// The file that marks a directory as a store, with its offset, increment and floor.
+const MARKER: &str = "STORE";
+
 /// How often at most a failed bound write is tried again (by the calls that need it).
 pub const RETRY_WRITE_EVERY: Duration = Duration::from_millis(100);
 
@@ -90,6 +106,8 @@ pub struct Store {
     dir: PathBuf,
     step: Step,
     block: u64,
+    /// Every ticket is at least this (from `--start-above`); 0 for none.
+    floor: u64,
     sequences: Mutex<HashMap<String, Arc<Sequence>>>,
     /// `LOCK` in the directory, held while the store is open: two servers on one directory
     /// would hand out the same tickets.
@@ -119,11 +137,12 @@ pub struct Sequence {
 
 impl Store {
     /// Opens (creating) `dir` for a server handing out `step`, reserving `block` tickets at a
-    /// time.
+    /// time; a blank directory only as `start` allows.
     ///
     /// # Errors
-    /// When the directory cannot be made, or holds sequences of another offset or increment.
-    pub fn open(dir: &Path, step: Step, block: u64) -> anyhow::Result<Store> {
+    /// When the directory cannot be made, is blank and `start` is [`Start::Existing`], or holds
+    /// sequences of another offset or increment.
+    pub fn open(dir: &Path, step: Step, block: u64, start: Start) -> anyhow::Result<Store> {
         fs::create_dir_all(dir)?;
         let lock = File::create(dir.join("LOCK"))?;
         if lock.try_lock().is_err() {
@@ -133,10 +152,12 @@ impl Store {
                 dir.display()
             );
         }
+        let floor = open_marker(dir, step, start)?;
         let store = Store {
             dir: dir.to_path_buf(),
             step,
             block: block.max(1),
+            floor,
             sequences: Mutex::new(HashMap::new()),
             _lock: lock,
         };
@@ -180,7 +201,8 @@ impl Store {
             return Err(StoreError::TooManySequences.into());
         }
         let path = self.dir.join(format!("{name}.seq"));
-        let bound = read_bound(&path, self.step)?;
+        // Above the store's floor, for a sequence on disk or not.
+        let bound = read_bound(&path, self.step)?.max(self.floor);
         let next = self.step.index_at(bound);
         let seq = Arc::new(Sequence {
             path,
@@ -381,6 +403,72 @@ fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
     Ok(bound)
 }
 
+/// Reads (or, as `start` allows, writes) the store marker; the lowest ticket allowed.
+fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Result<u64> {
+    let path = dir.join(MARKER);
+    let recorded = match fs::read_to_string(&path) {
+        Ok(text) => Some(parse_marker(&text, step, &path)?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    // A directory written before the marker existed holds sequence files: it is a store.
+    let has_sequences = fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().ends_with(".seq"));
+    let floor = match (recorded, start) {
+        (Some(floor), Start::Above(n)) => floor.max(n + 1),
+        (Some(floor), _) => return Ok(floor),
+        (None, Start::Above(n)) => n + 1,
+        (None, _) if has_sequences => 0,
+        (None, Start::Init) => 0,
+        (None, Start::Existing) => anyhow::bail!(
+            "{} holds no ticket store: a blank directory would hand out every ticket again. \
+             On a first start pass --init; after losing or restoring this server's disk pass \
+             --start-above N, N at least the highest ticket it may have handed out",
+            dir.display()
+        ),
+    };
+    let text = format!(
+        "ticket-store v1 offset={} increment={} floor={floor}\n",
+        step.offset, step.increment
+    );
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let mut file = File::create(&tmp)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    fs::rename(&tmp, &path)?;
+    File::open(dir)?.sync_all()?;
+    Ok(floor)
+}
+
+fn parse_marker(text: &str, step: Step, path: &Path) -> anyhow::Result<u64> {
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let (Some(offset), Some(increment), Some(floor)) =
+        (field("offset"), field("increment"), field("floor"))
+    else {
+        anyhow::bail!(
+            "{} is not a ticket store marker: {:?}",
+            path.display(),
+            text.trim()
+        );
+    };
+    if (offset, increment) != (step.offset, step.increment) {
+        anyhow::bail!(
+            "{} belongs to offset {offset} of increment {increment}, not {} of {}: renumbering a \
+             running set of servers would repeat tickets; use a new data directory",
+            path.display(),
+            step.offset,
+            step.increment
+        );
+    }
+    Ok(floor)
+}
+
 /// 1 to 64 of `A-Z a-z 0-9 _ . -`.
 fn check_name(name: &str) -> Result<(), StoreError> {
     let valid = (1..=64).contains(&name.len())
@@ -429,7 +517,7 @@ mod tests {
     #[tokio::test]
     async fn hands_out_the_progression_and_resumes_above_the_bound() {
         let d = dir("resume");
-        let store = Store::open(&d, ODD, 10).unwrap();
+        let store = Store::open(&d, ODD, 10, Start::Init).unwrap();
         let seq = store.sequence("default").unwrap();
         let mut got = Vec::new();
         for _ in 0..7 {
@@ -441,7 +529,7 @@ mod tests {
         assert_eq!(batch, 15);
         drop(store);
         // A restart: everything below the bound on disk is skipped.
-        let store = Store::open(&d, ODD, 10).unwrap();
+        let store = Store::open(&d, ODD, 10, Start::Init).unwrap();
         let seq = store.sequence("default").unwrap();
         let after = seq.take(1).await.unwrap();
         assert!(after > 15 + 29 * 2, "{after} repeats a ticket");
@@ -452,7 +540,7 @@ mod tests {
     #[tokio::test]
     async fn refuses_a_data_dir_of_another_step() {
         let d = dir("step");
-        let store = Store::open(&d, ODD, 10).unwrap();
+        let store = Store::open(&d, ODD, 10, Start::Init).unwrap();
         store.sequence("default").unwrap().take(1).await.unwrap();
         drop(store);
         let err = Store::open(
@@ -462,6 +550,7 @@ mod tests {
                 increment: 3,
             },
             10,
+            Start::Init,
         )
         .err()
         .unwrap()
@@ -481,6 +570,7 @@ mod tests {
                     increment: 2,
                 },
                 64,
+                Start::Init,
             )
             .unwrap(),
         );
@@ -510,7 +600,7 @@ mod tests {
     #[tokio::test]
     async fn a_failed_write_stops_issuing_past_the_bound_until_a_retry_works() {
         let d = dir("fail");
-        let store = Store::open(&d, ODD, 4).unwrap();
+        let store = Store::open(&d, ODD, 4, Start::Init).unwrap();
         let seq = store.sequence("default").unwrap();
         seq.take(1).await.unwrap();
         fs::remove_dir_all(&d).unwrap(); // the disk "fails": the directory is gone
@@ -543,21 +633,47 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
     }
 
+    #[tokio::test]
+    async fn a_blank_directory_needs_init_or_a_floor() {
+        let d = dir("blank");
+        let err = Store::open(&d, ODD, 4, Start::Existing)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("holds no ticket store"), "{err}");
+        let store = Store::open(&d, ODD, 4, Start::Init).unwrap();
+        assert_eq!(store.sequence("a").unwrap().take(1).await.unwrap(), 1);
+        drop(store);
+        // Initialised once, it opens as it is.
+        assert!(Store::open(&d, ODD, 4, Start::Existing).is_ok());
+        fs::remove_dir_all(&d).unwrap();
+        // A lost store continues above the floor, for every sequence, and keeps the floor.
+        let store = Store::open(&d, ODD, 4, Start::Above(100)).unwrap();
+        assert_eq!(store.sequence("a").unwrap().take(1).await.unwrap(), 101);
+        drop(store);
+        let store = Store::open(&d, ODD, 4, Start::Existing).unwrap();
+        assert!(store.sequence("new").unwrap().take(1).await.unwrap() > 100);
+        let _ = fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn one_data_directory_serves_one_store_at_a_time() {
         let d = dir("lock");
-        let first = Store::open(&d, ODD, 4).unwrap();
-        let err = Store::open(&d, ODD, 4).err().unwrap().to_string();
+        let first = Store::open(&d, ODD, 4, Start::Init).unwrap();
+        let err = Store::open(&d, ODD, 4, Start::Init)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("in use by another ticket server"), "{err}");
         drop(first);
-        assert!(Store::open(&d, ODD, 4).is_ok());
+        assert!(Store::open(&d, ODD, 4, Start::Init).is_ok());
         let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
     fn bad_names_and_limits() {
         let d = dir("names");
-        let store = Store::open(&d, ODD, 4).unwrap();
+        let store = Store::open(&d, ODD, 4, Start::Init).unwrap();
         for bad in ["", "a/b", "..\u{0}", &"x".repeat(65)] {
             assert!(store.sequence(bad).is_err(), "{bad:?}");
         }

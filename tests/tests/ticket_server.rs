@@ -829,3 +829,58 @@ fn a_server_that_lost_its_disk_refuses_a_blank_start_and_repeats_nothing() {
     assert!(even_after.iter().all(|&t| t > highest));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Two processes' worth of prefetching clients (separate round-robin clients and pools), four
+/// threads each, hand tickets out of blocks while one server is killed and restarted: no ticket
+/// twice, and the handout rides out the dead server.
+#[test]
+fn prefetching_clients_never_share_a_ticket_and_ride_out_a_dead_server() {
+    use std::sync::Arc;
+    use ticket_server::client::prefetch::Prefetch;
+
+    let dir = data_dir("ticket-prefetch");
+    let odd = TicketServer::start(1, 2, &dir.join("odd"), &["--block", "100000"]);
+    let mut even = TicketServer::start(2, 2, &dir.join("even"), &["--block", "100000"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pools: Vec<Prefetch> = (0..2)
+        .map(|_| {
+            let client = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()]).unwrap());
+            Prefetch::start(client, "default", 50_000, runtime.handle())
+        })
+        .collect();
+    let run = |pools: &[Prefetch], per_thread: usize| -> Vec<u64> {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = pools
+                .iter()
+                .flat_map(|pool| (0..4).map(move |_| pool.handle()))
+                .map(|mut handle| {
+                    scope.spawn(move || {
+                        (0..per_thread)
+                            .map(|_| handle.ticket().unwrap())
+                            .collect::<Vec<u64>>()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|t| t.join().unwrap())
+                .collect()
+        })
+    };
+    let mut all = run(&pools, 250_000);
+    even.kill9();
+    all.extend(run(&pools, 250_000));
+    even.restart();
+    all.extend(run(&pools, 250_000));
+    let total = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        total,
+        "{} tickets handed out twice",
+        total - all.len()
+    );
+    assert_eq!(total, 6_000_000);
+    let _ = std::fs::remove_dir_all(dir);
+}

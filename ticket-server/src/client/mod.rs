@@ -4,6 +4,8 @@
 //! fails only when every server has failed it. Tickets from different servers never collide
 //! (each has its own offset), so any server's answer is as good as another's.
 
+pub mod prefetch;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -15,6 +17,25 @@ use redis::aio::MultiplexedConnection;
 pub const RETRY_AFTER: Duration = Duration::from_millis(500);
 /// How long one call to one server may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// What one call asks a server for.
+#[derive(Clone, Copy, Debug)]
+enum Ask {
+    One,
+    Many(u64),
+    Range(u64),
+}
+
+/// Tickets `first, first + step, ...`, `count` of them, from one server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    /// The first ticket.
+    pub first: u64,
+    /// The distance between tickets: the server's increment.
+    pub step: u64,
+    /// How many.
+    pub count: u64,
+}
 
 struct Server {
     addr: String,
@@ -60,7 +81,7 @@ impl RoundRobin {
     /// # Errors
     /// When every server failed; the message lists each one's error.
     pub async fn next(&self, sequence: &str) -> Result<u64> {
-        let tickets = self.call(sequence, None).await?;
+        let tickets = self.call(sequence, Ask::One).await?;
         tickets
             .first()
             .copied()
@@ -72,7 +93,19 @@ impl RoundRobin {
     /// # Errors
     /// When every server failed.
     pub async fn next_many(&self, sequence: &str, count: u64) -> Result<Vec<u64>> {
-        self.call(sequence, Some(count)).await
+        self.call(sequence, Ask::Many(count)).await
+    }
+
+    /// `count` tickets of `sequence` from one server as a range (`TICKET.RANGE`): a reply
+    /// that does not grow with the count.
+    ///
+    /// # Errors
+    /// When every server failed.
+    pub async fn range(&self, sequence: &str, count: u64) -> Result<Range> {
+        match self.call(sequence, Ask::Range(count)).await?[..] {
+            [first, step, count] => Ok(Range { first, step, count }),
+            ref other => Err(anyhow!("TICKET.RANGE replied {other:?}")),
+        }
     }
 
     /// The servers skipped for now because they could not be reached (I/O error or timeout).
@@ -84,7 +117,7 @@ impl RoundRobin {
             .collect()
     }
 
-    async fn call(&self, sequence: &str, count: Option<u64>) -> Result<Vec<u64>> {
+    async fn call(&self, sequence: &str, ask: Ask) -> Result<Vec<u64>> {
         let n = self.servers.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         let mut errors = Vec::new();
@@ -95,7 +128,7 @@ impl RoundRobin {
                 if server.is_down() != probe_down {
                     continue;
                 }
-                match tokio::time::timeout(CALL_TIMEOUT, server.call(sequence, count)).await {
+                match tokio::time::timeout(CALL_TIMEOUT, server.call(sequence, ask)).await {
                     Ok(Ok(tickets)) => {
                         server.mark_up();
                         return Ok(tickets);
@@ -137,7 +170,7 @@ impl Server {
         *self.connection.lock().await = None;
     }
 
-    async fn call(&self, sequence: &str, count: Option<u64>) -> redis::RedisResult<Vec<u64>> {
+    async fn call(&self, sequence: &str, ask: Ask) -> redis::RedisResult<Vec<u64>> {
         let mut connection = {
             let mut slot = self.connection.lock().await;
             match slot.as_ref() {
@@ -149,11 +182,17 @@ impl Server {
                 }
             }
         };
-        let mut cmd = redis::cmd("TICKET.NEXT");
+        let mut cmd = redis::cmd(if matches!(ask, Ask::Range(_)) {
+            "TICKET.RANGE"
+        } else {
+            "TICKET.NEXT"
+        });
         cmd.arg(sequence);
-        match count {
-            Some(n) => cmd.arg("COUNT").arg(n).query_async(&mut connection).await,
-            None => cmd
+        match ask {
+            Ask::Many(n) | Ask::Range(n) => {
+                cmd.arg("COUNT").arg(n).query_async(&mut connection).await
+            }
+            Ask::One => cmd
                 .query_async::<u64>(&mut connection)
                 .await
                 .map(|t| vec![t]),

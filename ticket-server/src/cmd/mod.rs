@@ -43,6 +43,7 @@ pub struct Session {
 /// Every command, as COMMAND lists them: name, arity (negative: at least), flags.
 pub const COMMANDS: &[(&str, i64, &[&str])] = &[
     ("ticket.next", -1, &["write", "fast"]),
+    ("ticket.range", -3, &["write", "fast"]),
     ("ticket.current", -1, &["readonly", "fast"]),
     (
         "auth",
@@ -199,7 +200,7 @@ async fn run_one(
     let mut upper = [0u8; 16];
     let name = uppercase(&args[0], &mut upper);
     match name {
-        b"TICKET.NEXT" => ticket_next::run(args, shared, reply).await,
+        b"TICKET.NEXT" | b"TICKET.RANGE" => ticket_next::run(args, shared, reply).await,
         b"TICKET.CURRENT" => ticket_current::run(args, shared, reply),
         b"PING" => ping::run(args, reply),
         b"ECHO" => echo::run(args, reply),

@@ -1,0 +1,191 @@
+//! A prefetching client (Meituan Leaf's segment mode, Didi Tinyid's client): tickets are taken
+//! from the servers in blocks (`TICKET.RANGE`, a reply of three integers however large the
+//! block) and handed out in process.
+//!
+//! A background task keeps the next block ready before the current one runs dry (a double
+//! buffer); the round-robin client under it rides out a dead server. Each thread hands tickets
+//! out through its own [`Handle`], which takes a small chunk of the shared blocks at a time, so
+//! the issuing path takes a lock once per [`CHUNK`] tickets. Every ticket of a block is the
+//! process's alone; a process that exits loses the tickets it had not handed out yet (at most
+//! two blocks): a gap, never a repeat.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+
+use super::{Range, RoundRobin};
+
+/// Tickets a [`Handle`] takes from the shared blocks at a time.
+pub const CHUNK: u64 = 4096;
+/// How long [`Handle::ticket`] waits for a block before it gives up.
+pub const WAIT: Duration = Duration::from_secs(2);
+
+struct Blocks {
+    ranges: VecDeque<Range>,
+    /// Tickets left in `ranges`.
+    available: u64,
+    /// The last failure to fetch a block, cleared by a success.
+    failed: Option<String>,
+}
+
+struct Pool {
+    blocks: Mutex<Blocks>,
+    /// Signalled when a block arrives (or a fetch fails).
+    filled: Condvar,
+    /// Wakes the refill task when the blocks run low.
+    wanted: tokio::sync::Notify,
+    block: u64,
+    stop: AtomicBool,
+}
+
+/// Blocks of tickets of one sequence, refilled in the background.
+pub struct Prefetch {
+    pool: Arc<Pool>,
+}
+
+/// One thread's way to hand out tickets.
+pub struct Handle {
+    pool: Arc<Pool>,
+    next: u64,
+    step: u64,
+    left: u64,
+}
+
+impl Prefetch {
+    /// Starts fetching blocks of `block` tickets of `sequence` through `client`, on `runtime`.
+    pub fn start(
+        client: Arc<RoundRobin>,
+        sequence: &str,
+        block: u64,
+        runtime: &tokio::runtime::Handle,
+    ) -> Prefetch {
+        let pool = Arc::new(Pool {
+            blocks: Mutex::new(Blocks {
+                ranges: VecDeque::new(),
+                available: 0,
+                failed: None,
+            }),
+            filled: Condvar::new(),
+            wanted: tokio::sync::Notify::new(),
+            block: block.max(1),
+            stop: AtomicBool::new(false),
+        });
+        let (refill, sequence) = (Arc::clone(&pool), sequence.to_string());
+        runtime.spawn(async move { refill.refill(&client, &sequence).await });
+        Prefetch { pool }
+    }
+
+    /// A handle for one thread.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            pool: Arc::clone(&self.pool),
+            next: 0,
+            step: 0,
+            left: 0,
+        }
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        self.pool.stop.store(true, Ordering::Relaxed);
+        self.pool.wanted.notify_one();
+    }
+}
+
+impl Handle {
+    /// The next ticket: from this handle's chunk, else a new chunk of the shared blocks,
+    /// waiting up to [`WAIT`] for one.
+    ///
+    /// # Errors
+    /// When no block arrived in time (every server down): the last fetch error.
+    #[inline]
+    pub fn ticket(&mut self) -> Result<u64> {
+        if self.left == 0 {
+            self.refill()?;
+        }
+        let ticket = self.next;
+        self.next += self.step;
+        self.left -= 1;
+        Ok(ticket)
+    }
+
+    fn refill(&mut self) -> Result<()> {
+        let pool = &self.pool;
+        let mut blocks = pool.lock();
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            if let Some(chunk) = take(&mut blocks, CHUNK) {
+                if blocks.available < pool.block {
+                    pool.wanted.notify_one();
+                }
+                (self.next, self.step, self.left) = (chunk.first, chunk.step, chunk.count);
+                return Ok(());
+            }
+            pool.wanted.notify_one();
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                let why = blocks
+                    .failed
+                    .clone()
+                    .unwrap_or_else(|| "no block yet".into());
+                return Err(anyhow!("no tickets within {WAIT:?}: {why}"));
+            }
+            blocks = pool
+                .filled
+                .wait_timeout(blocks, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+/// Up to `most` tickets off the front of the blocks.
+fn take(blocks: &mut Blocks, most: u64) -> Option<Range> {
+    let front = blocks.ranges.front_mut()?;
+    let count = front.count.min(most);
+    let chunk = Range {
+        first: front.first,
+        step: front.step,
+        count,
+    };
+    front.first += count * front.step;
+    front.count -= count;
+    if front.count == 0 {
+        blocks.ranges.pop_front();
+    }
+    blocks.available -= count;
+    Some(chunk)
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, Blocks> {
+        self.blocks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps at least one block beyond the one in use.
+    async fn refill(&self, client: &RoundRobin, sequence: &str) {
+        while !self.stop.load(Ordering::Relaxed) {
+            if self.lock().available >= self.block {
+                self.wanted.notified().await;
+                continue;
+            }
+            match client.range(sequence, self.block).await {
+                Ok(range) => {
+                    let mut blocks = self.lock();
+                    blocks.available += range.count;
+                    blocks.ranges.push_back(range);
+                    blocks.failed = None;
+                }
+                Err(e) => {
+                    self.lock().failed = Some(e.to_string());
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+            self.filled.notify_all();
+        }
+    }
+}

@@ -884,3 +884,107 @@ fn prefetching_clients_never_share_a_ticket_and_ride_out_a_dead_server() {
     assert_eq!(total, 6_000_000);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Growing the set from 2 servers to 3 while clients keep calling: both old servers stop
+/// cleanly, `ticket-server highest` reads what they handed out, the three servers of the new
+/// generation (the two old directories renumbered, one new) start above it, and the round-robin
+/// client follows the new set. Calls fail only while no server runs; no ticket is handed out
+/// twice; the new tickets come from all three servers.
+#[test]
+fn the_set_grows_from_two_servers_to_three_without_a_repeat() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let dir = data_dir("ticket-grow");
+    let (odd_dir, even_dir, third_dir) = (dir.join("odd"), dir.join("even"), dir.join("third"));
+    let mut odd = TicketServer::start(1, 2, &odd_dir, &["--block", "1000"]);
+    let mut even = TicketServer::start(2, 2, &even_dir, &["--block", "1000"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()]).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let tickets = Arc::new(Mutex::new(Vec::new()));
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (client, stop, tickets) = (client.clone(), stop.clone(), tickets.clone());
+            runtime.spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    if let Ok(t) = client.next("default").await {
+                        tickets.lock().unwrap().push(t);
+                    } else {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    let wait_for_tickets = |n: usize| {
+        let start = tickets.lock().unwrap().len();
+        assert!(idgen_tests::wait_for(Duration::from_secs(30), || {
+            tickets.lock().unwrap().len() >= start + n
+        }));
+    };
+    wait_for_tickets(3_000);
+
+    // The old generation stops cleanly.
+    for server in [&mut odd, &mut even] {
+        let pid = server.pid().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        server.wait_exit(Duration::from_secs(10)).expect("stopped");
+    }
+    let before_growth = tickets.lock().unwrap().len();
+    let (ok, highest, err) = run_cli(&[
+        "highest",
+        "--data-dir",
+        &odd_dir.display().to_string(),
+        "--data-dir",
+        &even_dir.display().to_string(),
+    ]);
+    assert!(ok, "{err}");
+    let highest: u64 = highest.trim().parse().unwrap();
+    let seen_max = *tickets.lock().unwrap().iter().max().unwrap();
+    assert!(
+        highest >= seen_max,
+        "highest {highest} below a ticket seen: {seen_max}"
+    );
+    // Renumbering without a new generation is refused.
+    let (ok, _, err) = run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "1",
+        "--increment",
+        "3",
+        "--data-dir",
+        &odd_dir.display().to_string(),
+    ]);
+    assert!(!ok && err.contains("new generation"), "{err}");
+
+    let above = highest.to_string();
+    let new_set = [
+        TicketServer::start(1, 3, &odd_dir, &["--start-above", &above]),
+        TicketServer::start(2, 3, &even_dir, &["--start-above", &above]),
+        TicketServer::start(3, 3, &third_dir, &["--start-above", &above]),
+    ];
+    client
+        .set_servers(&new_set.iter().map(|s| s.addr()).collect::<Vec<_>>())
+        .unwrap();
+    wait_for_tickets(3_000);
+    stop.store(true, Ordering::Relaxed);
+    for caller in callers {
+        runtime.block_on(caller).unwrap();
+    }
+
+    let all = tickets.lock().unwrap().clone();
+    let distinct: HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(distinct.len(), all.len(), "a ticket was handed out twice");
+    let grown = &all[before_growth..];
+    assert!(grown.iter().all(|&t| t > highest));
+    let residues: HashSet<u64> = grown.iter().map(|t| t % 3).collect();
+    assert_eq!(residues.len(), 3, "not all three servers issued");
+    let _ = std::fs::remove_dir_all(dir);
+}

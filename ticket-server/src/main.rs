@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 use ticket_server::client::RoundRobin;
 use ticket_server::config::{Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S};
 use ticket_server::shared::Shared;
-use ticket_server::store::{Start, Step, Store};
+use ticket_server::store::{highest_handed_out, Start, Step, Store};
 
 #[derive(Parser)]
 #[command(version, about = "Flickr-style stepped ticket servers that speak RESP")]
@@ -46,6 +46,13 @@ enum Command {
         servers: u64,
         #[command(flatten)]
         common: Common,
+    },
+    /// Print the highest ticket the stopped servers of these data directories may have handed
+    /// out: what a new generation (a grown set) must start above.
+    Highest {
+        /// Data directories of every server of the set (stopped).
+        #[arg(long = "data-dir", required = true)]
+        data_dirs: Vec<PathBuf>,
     },
     /// Print tickets from a set of servers, one a line, round robin.
     Next {
@@ -184,6 +191,15 @@ async fn main() -> Result<()> {
             for task in tasks {
                 let _ = task.await;
             }
+        }
+        Command::Highest { data_dirs } => {
+            let mut highest = 0;
+            for dir in &data_dirs {
+                let h = highest_handed_out(dir)
+                    .with_context(|| format!("cannot read {}", dir.display()))?;
+                highest = highest.max(h);
+            }
+            println!("{highest}");
         }
         Command::Next {
             servers,

@@ -7,7 +7,7 @@
 pub mod prefetch;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -17,6 +17,24 @@ use redis::aio::MultiplexedConnection;
 pub const RETRY_AFTER: Duration = Duration::from_millis(500);
 /// How long one call to one server may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// One handle per address, connecting lazily.
+fn connect(addrs: &[String]) -> Result<Vec<Server>> {
+    if addrs.is_empty() {
+        return Err(anyhow!("no ticket servers given"));
+    }
+    addrs
+        .iter()
+        .map(|addr| {
+            Ok(Server {
+                addr: addr.clone(),
+                client: redis::Client::open(format!("redis://{addr}/"))?,
+                connection: tokio::sync::Mutex::new(None),
+                down_until: Mutex::new(None),
+            })
+        })
+        .collect()
+}
 
 /// What one call asks a server for.
 #[derive(Clone, Copy, Debug)]
@@ -46,7 +64,8 @@ struct Server {
 
 /// Tickets from several servers, round robin.
 pub struct RoundRobin {
-    servers: Vec<Server>,
+    /// Swapped whole by [`RoundRobin::set_servers`]; a call holds its own reference.
+    servers: std::sync::RwLock<Arc<Vec<Server>>>,
     next: AtomicUsize,
 }
 
@@ -56,24 +75,25 @@ impl RoundRobin {
     /// # Errors
     /// When `addrs` is empty or an address is malformed.
     pub fn new(addrs: &[String]) -> Result<Self> {
-        if addrs.is_empty() {
-            return Err(anyhow!("no ticket servers given"));
-        }
-        let servers = addrs
-            .iter()
-            .map(|addr| {
-                Ok(Server {
-                    addr: addr.clone(),
-                    client: redis::Client::open(format!("redis://{addr}/"))?,
-                    connection: tokio::sync::Mutex::new(None),
-                    down_until: Mutex::new(None),
-                })
-            })
-            .collect::<Result<_>>()?;
         Ok(RoundRobin {
-            servers,
+            servers: std::sync::RwLock::new(Arc::new(connect(addrs)?)),
             next: AtomicUsize::new(0),
         })
+    }
+
+    /// Follows a new set of servers (after the set grew into a new generation): calls started
+    /// from now on use `addrs`.
+    ///
+    /// # Errors
+    /// When `addrs` is empty or an address is malformed; the old set stays then.
+    pub fn set_servers(&self, addrs: &[String]) -> Result<()> {
+        let servers = Arc::new(connect(addrs)?);
+        *self.servers.write().unwrap_or_else(|p| p.into_inner()) = servers;
+        Ok(())
+    }
+
+    fn current(&self) -> Arc<Vec<Server>> {
+        Arc::clone(&self.servers.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The next ticket of `sequence`.
@@ -110,7 +130,7 @@ impl RoundRobin {
 
     /// The servers skipped for now because they could not be reached (I/O error or timeout).
     pub fn down_servers(&self) -> Vec<String> {
-        self.servers
+        self.current()
             .iter()
             .filter(|s| s.is_down())
             .map(|s| s.addr.clone())
@@ -118,13 +138,14 @@ impl RoundRobin {
     }
 
     async fn call(&self, sequence: &str, ask: Ask) -> Result<Vec<u64>> {
-        let n = self.servers.len();
+        let servers = self.current();
+        let n = servers.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         let mut errors = Vec::new();
         // First the servers not marked down, in turn; then, if all failed, the skipped ones.
         for probe_down in [false, true] {
             for i in 0..n {
-                let server = &self.servers[(start + i) % n];
+                let server = &servers[(start + i) % n];
                 if server.is_down() != probe_down {
                     continue;
                 }

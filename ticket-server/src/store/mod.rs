@@ -20,21 +20,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-/// How a data directory may be opened: a blank one would hand out every ticket again from the
-/// start (a replaced disk, a restore from an old backup), so it is refused unless the operator
-/// says which case this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Start {
-    /// The directory must already hold this server's store.
-    Existing,
-    /// First start: a blank directory becomes a new store (`--init`).
-    Init,
-    /// A lost store: every sequence continues above this ticket (`--start-above N`).
-    Above(u64),
-}
+mod marker;
 
-/// The file that marks a directory as a store, with its offset, increment and floor.
-const MARKER: &str = "STORE";
+use marker::open_marker;
+pub use marker::{highest_handed_out, Start};
 
 /// How often at most a failed bound write is tried again (by the calls that need it).
 pub const RETRY_WRITE_EVERY: Duration = Duration::from_millis(100);
@@ -369,9 +358,28 @@ const HEADER: &str = "ticket-sequence v1";
 
 /// The bound in `path` (0 for a new sequence), checked against this server's step.
 fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
+    let Some((file_step, bound)) = read_bound_file(path)? else {
+        return Ok(0);
+    };
+    if file_step != step {
+        anyhow::bail!(
+            "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
+             servers would repeat tickets; start a new generation with --start-above (README)",
+            path.display(),
+            file_step.offset,
+            file_step.increment,
+            step.offset,
+            step.increment
+        );
+    }
+    Ok(bound)
+}
+
+/// The step and bound a sequence file records; `None` when there is no file.
+fn read_bound_file(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
     };
     let field = |name: &str| {
@@ -391,82 +399,7 @@ fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
     if !text.starts_with(HEADER) {
         anyhow::bail!("{} is not a ticket sequence file", path.display());
     }
-    if (offset, increment) != (step.offset, step.increment) {
-        anyhow::bail!(
-            "{} belongs to offset {offset} of increment {increment}, not {} of {}: renumbering a \
-             running set of servers would repeat tickets; use a new data directory",
-            path.display(),
-            step.offset,
-            step.increment
-        );
-    }
-    Ok(bound)
-}
-
-/// Reads (or, as `start` allows, writes) the store marker; the lowest ticket allowed.
-fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Result<u64> {
-    let path = dir.join(MARKER);
-    let recorded = match fs::read_to_string(&path) {
-        Ok(text) => Some(parse_marker(&text, step, &path)?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
-    };
-    // A directory written before the marker existed holds sequence files: it is a store.
-    let has_sequences = fs::read_dir(dir)?
-        .filter_map(|e| e.ok())
-        .any(|e| e.file_name().to_string_lossy().ends_with(".seq"));
-    let floor = match (recorded, start) {
-        (Some(floor), Start::Above(n)) => floor.max(n + 1),
-        (Some(floor), _) => return Ok(floor),
-        (None, Start::Above(n)) => n + 1,
-        (None, _) if has_sequences => 0,
-        (None, Start::Init) => 0,
-        (None, Start::Existing) => anyhow::bail!(
-            "{} holds no ticket store: a blank directory would hand out every ticket again. \
-             On a first start pass --init; after losing or restoring this server's disk pass \
-             --start-above N, N at least the highest ticket it may have handed out",
-            dir.display()
-        ),
-    };
-    let text = format!(
-        "ticket-store v1 offset={} increment={} floor={floor}\n",
-        step.offset, step.increment
-    );
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let mut file = File::create(&tmp)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()?;
-    fs::rename(&tmp, &path)?;
-    File::open(dir)?.sync_all()?;
-    Ok(floor)
-}
-
-fn parse_marker(text: &str, step: Step, path: &Path) -> anyhow::Result<u64> {
-    let field = |name: &str| {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let (Some(offset), Some(increment), Some(floor)) =
-        (field("offset"), field("increment"), field("floor"))
-    else {
-        anyhow::bail!(
-            "{} is not a ticket store marker: {:?}",
-            path.display(),
-            text.trim()
-        );
-    };
-    if (offset, increment) != (step.offset, step.increment) {
-        anyhow::bail!(
-            "{} belongs to offset {offset} of increment {increment}, not {} of {}: renumbering a \
-             running set of servers would repeat tickets; use a new data directory",
-            path.display(),
-            step.offset,
-            step.increment
-        );
-    }
-    Ok(floor)
+    Ok(Some((Step { offset, increment }, bound)))
 }
 
 /// 1 to 64 of `A-Z a-z 0-9 _ . -`.
@@ -483,7 +416,7 @@ fn check_name(name: &str) -> Result<(), StoreError> {
 }
 
 /// Replaces `path` so that a crash leaves the old bound or the new one, never neither.
-fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {
+pub(crate) fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {
     // Appended, not swapped in for the extension: `..seq` (the sequence `.`) has none to swap.
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");

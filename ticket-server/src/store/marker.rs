@@ -1,0 +1,147 @@
+//! The `STORE` marker of a data directory: which server (offset, increment) it belongs to and
+//! the floor every ticket is above. It guards two ways of handing a ticket out twice:
+//!
+//! - a **lost disk**: a blank directory would start every sequence from the beginning, so it is
+//!   refused unless the operator says `--init` (first start) or `--start-above N` (after a loss);
+//! - **growth**: going from N to N+k servers renumbers them, and a renumbered server would hand
+//!   out tickets the others already did. Renumbering is allowed only as a new *generation*, with
+//!   `--start-above H`, H at least the highest ticket any server of the old set handed out: the
+//!   directory's sequences all continue above it under the new offset and increment.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{read_bound_file, write_bound, Step};
+
+/// How a data directory may be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The directory must already hold this server's store.
+    Existing,
+    /// First start: a blank directory becomes a new store (`--init`).
+    Init,
+    /// Every sequence continues above this ticket (`--start-above N`): after a lost disk, or to
+    /// renumber the server into a new generation.
+    Above(u64),
+}
+
+/// The marker file's name.
+const MARKER: &str = "STORE";
+
+/// Opens the marker of `dir` for a server of `step`, writing it as `start` allows: the floor
+/// every ticket must reach (0 for none).
+pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Result<u64> {
+    let path = dir.join(MARKER);
+    let recorded = read_marker(&path)?;
+    let sequences = sequence_files(dir)?;
+    let floor = match (recorded, start) {
+        (Some((old, floor)), Start::Above(n)) if old != step => {
+            // A new generation: above everything this directory ever covered, too.
+            let mut floor = floor.max(n + 1);
+            for file in &sequences {
+                if let Some((_, bound)) = read_bound_file(file)? {
+                    floor = floor.max(bound);
+                }
+            }
+            write_marker(dir, step, floor)?;
+            for file in &sequences {
+                write_bound(file, step, floor)?;
+            }
+            tracing::warn!(dir = %dir.display(), old.offset, old.increment, step.offset, step.increment, floor,
+                "renumbered into a new generation");
+            return Ok(floor);
+        }
+        (Some((old, _)), _) if old != step => anyhow::bail!(
+            "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
+             servers would repeat tickets; start a new generation with --start-above H, H the \
+             highest ticket any server of the old set handed out (README: growing the set)",
+            dir.display(),
+            old.offset,
+            old.increment,
+            step.offset,
+            step.increment
+        ),
+        (Some((_, floor)), Start::Above(n)) => floor.max(n + 1),
+        (Some((_, floor)), _) => return Ok(floor),
+        (None, Start::Above(n)) => n + 1,
+        // Written before the marker existed: the sequence files make it a store.
+        (None, _) if !sequences.is_empty() => 0,
+        (None, Start::Init) => 0,
+        (None, Start::Existing) => anyhow::bail!(
+            "{} holds no ticket store: a blank directory would hand out every ticket again. \
+             On a first start pass --init; after losing or restoring this server's disk pass \
+             --start-above N, N at least the highest ticket it may have handed out",
+            dir.display()
+        ),
+    };
+    write_marker(dir, step, floor)?;
+    Ok(floor)
+}
+
+/// The highest ticket the store in `dir` may have handed out (0 for none): what the next
+/// generation must start above. Read with the servers stopped.
+///
+/// # Errors
+/// When the directory or a file in it cannot be read.
+pub fn highest_handed_out(dir: &Path) -> anyhow::Result<u64> {
+    let mut bound = read_marker(&dir.join(MARKER))?.map_or(0, |(_, floor)| floor);
+    for file in sequence_files(dir)? {
+        if let Some((_, b)) = read_bound_file(&file)? {
+            bound = bound.max(b);
+        }
+    }
+    // Tickets are handed out only below a bound.
+    Ok(bound.saturating_sub(1))
+}
+
+fn sequence_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.to_string_lossy().ends_with(".seq") {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+fn read_marker(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    match (field("offset"), field("increment"), field("floor")) {
+        (Some(offset), Some(increment), Some(floor)) => {
+            Ok(Some((Step { offset, increment }, floor)))
+        }
+        _ => anyhow::bail!(
+            "{} is not a ticket store marker: {:?}",
+            path.display(),
+            text.trim()
+        ),
+    }
+}
+
+/// Replaces the marker atomically (temporary file, fsync, rename, directory fsync).
+fn write_marker(dir: &Path, step: Step, floor: u64) -> anyhow::Result<()> {
+    let path = dir.join(MARKER);
+    let text = format!(
+        "ticket-store v1 offset={} increment={} floor={floor}\n",
+        step.offset, step.increment
+    );
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let mut file = File::create(&tmp)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    fs::rename(&tmp, &path)?;
+    File::open(dir)?.sync_all()?;
+    Ok(())
+}

@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use tokio::sync::broadcast;
 use tokio::time::{timeout, Instant};
 
-use crate::cmd::{execute, Session};
+use crate::cmd::{execute, CmdError, Session};
 use crate::frame::{parse_request, Reply};
 use crate::shared::Shared;
 
@@ -83,7 +83,7 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
                         out: &mut out,
                         resp3: session.resp3,
                     }
-                    .error(&format!("ERR Protocol error: {}", e.0));
+                    .error(&CmdError::Protocol(e.0).text());
                     close = true;
                     break;
                 }
@@ -95,7 +95,7 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
                 out: &mut out,
                 resp3: session.resp3,
             }
-            .error("ERR Protocol error: request too large");
+            .error(&CmdError::Protocol("request too large").text());
             close = true;
         }
         if !out.is_empty() {

@@ -8,6 +8,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
 
+use crate::cmd::CmdError;
 use crate::connection;
 use crate::shared::Shared;
 
@@ -50,7 +51,7 @@ async fn accept(
         if shared.clients.load(Ordering::Relaxed) >= shared.config.max_clients {
             tracing::warn!(%peer, "refused: max clients reached");
             let _ = socket
-                .write_all(b"-ERR max number of clients reached\r\n")
+                .write_all(format!("-{}\r\n", CmdError::MaxClients.text()).as_bytes())
                 .await;
             continue;
         }

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::{wrong_arity, CmdResult, Session};
+use super::{wrong_arity, CmdError, CmdResult, Session};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
@@ -25,14 +25,13 @@ pub fn run(
 /// Checks a user and password; shared with HELLO's AUTH option.
 pub fn check(shared: &Shared, session: &mut Session, user: &[u8], password: &[u8]) -> CmdResult {
     let Some(expected) = &shared.config.requirepass else {
-        return Err(
-            "ERR AUTH <password> called without any password configured for the default user. \
-                     Are you sure your configuration is correct?"
-                .into(),
-        );
+        return Err(CmdError::Refused(
+            "AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?",
+        ));
     };
     if user != b"default" || password != expected.as_bytes() {
-        return Err("WRONGPASS invalid username-password pair or user is disabled.".into());
+        return Err(CmdError::WrongPass);
     }
     session.authenticated = true;
     Ok(())

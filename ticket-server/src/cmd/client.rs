@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::{wrong_arity, CmdResult, Session};
+use super::{wrong_arity, CmdError, CmdResult, Session};
 use crate::frame::Reply;
 
 pub fn run(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> CmdResult {
@@ -15,10 +15,9 @@ pub fn run(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> CmdR
     match (sub.as_slice(), args.len()) {
         (b"SETNAME", 3) => {
             if args[2].iter().any(|&b| b <= b' ' || b > b'~') {
-                return Err(
-                    "ERR Client names cannot contain spaces, newlines or special characters."
-                        .into(),
-                );
+                return Err(CmdError::Refused(
+                    "Client names cannot contain spaces, newlines or special characters.",
+                ));
             }
             session.name = (!args[2].is_empty()).then(|| args[2].clone());
             reply.simple("OK");
@@ -51,10 +50,10 @@ pub fn run(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> CmdR
             return Err(wrong_arity(args))
         }
         _ => {
-            return Err(format!(
-                "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-                String::from_utf8_lossy(&args[1])
-            ))
+            return Err(CmdError::UnknownSubcommand {
+                command: "CLIENT",
+                sub: String::from_utf8_lossy(&args[1]).into_owned(),
+            })
         }
     }
     Ok(())

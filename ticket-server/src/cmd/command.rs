@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::{CmdResult, COMMANDS};
+use super::{CmdError, CmdResult, COMMANDS};
 use crate::frame::Reply;
 
 pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
@@ -44,10 +44,10 @@ pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
             }
         }
         Some(_) => {
-            return Err(format!(
-                "ERR unknown subcommand '{}'. Try COMMAND HELP.",
-                String::from_utf8_lossy(&args[1])
-            ))
+            return Err(CmdError::UnknownSubcommand {
+                command: "COMMAND",
+                sub: String::from_utf8_lossy(&args[1]).into_owned(),
+            })
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::{wrong_arity, CmdResult};
+use super::{wrong_arity, CmdError, CmdResult};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
@@ -14,10 +14,10 @@ pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult 
         .map(|s| s.to_ascii_uppercase())
         .ok_or_else(|| wrong_arity(args))?;
     if sub != b"GET" {
-        return Err(format!(
-            "ERR unknown subcommand '{}'. Try CONFIG HELP.",
-            String::from_utf8_lossy(&args[1])
-        ));
+        return Err(CmdError::UnknownSubcommand {
+            command: "CONFIG",
+            sub: String::from_utf8_lossy(&args[1]).into_owned(),
+        });
     }
     if args.len() != 3 {
         return Err(wrong_arity(args));

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::{auth, parse_u64, CmdResult, Session};
+use super::{auth, parse_u64, CmdError, CmdResult, Session};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
@@ -18,7 +18,7 @@ pub fn run(
         resp3 = match parse_u64(version) {
             Ok(2) => false,
             Ok(3) => true,
-            _ => return Err("NOPROTO unsupported protocol version".into()),
+            _ => return Err(CmdError::NoProto),
         };
     }
     let mut rest = args.iter().skip(2);
@@ -26,27 +26,27 @@ pub fn run(
     while let Some(option) = rest.next() {
         if option.eq_ignore_ascii_case(b"AUTH") {
             let (Some(user), Some(password)) = (rest.next(), rest.next()) else {
-                return Err("ERR syntax error in HELLO option 'auth'".into());
+                return Err(CmdError::Syntax(Some("auth".into())));
             };
             auth::check(shared, session, user, password)?;
         } else if option.eq_ignore_ascii_case(b"SETNAME") {
             name = Some(
                 rest.next()
-                    .ok_or("ERR syntax error in HELLO option 'setname'")?
+                    .ok_or(CmdError::Syntax(Some("setname".into())))?
                     .clone(),
             );
         } else {
-            return Err(format!(
-                "ERR syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(option)
-            ));
+            return Err(CmdError::Syntax(Some(
+                String::from_utf8_lossy(option).into_owned(),
+            )));
         }
     }
     if !session.authenticated {
-        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+        return Err(CmdError::NoAuth(
+            "HELLO must be called with the client already authenticated, otherwise the \
                     HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
-                    select the RESP protocol version at the same time"
-            .into());
+                    select the RESP protocol version at the same time",
+        ));
     }
     if name.is_some() {
         session.name = name;

@@ -8,6 +8,7 @@ mod client;
 mod command;
 mod config;
 mod echo;
+mod error;
 mod hello;
 mod info;
 mod ping;
@@ -127,7 +128,9 @@ pub const COMMANDS: &[(&str, i64, &[&str])] = &[
 ];
 
 /// An error reply; the text starts with its code.
-pub type CmdResult = Result<(), String>;
+pub type CmdResult = Result<(), CmdError>;
+
+pub use error::CmdError;
 
 /// Runs one request: the connection and transaction commands here, the rest through
 /// [`run_one`] (queued instead while a transaction is open).
@@ -149,7 +152,7 @@ pub async fn execute(
         b"HELLO" => hello::run(args, session, shared, reply),
         b"QUIT" => quit::run(args, session, reply),
         b"RESET" => server::reset(args, session, shared, reply),
-        _ if !session.authenticated => Err("NOAUTH Authentication required.".into()),
+        _ if !session.authenticated => Err(CmdError::NoAuth("Authentication required.")),
         b"MULTI" => transaction::multi(args, session, reply),
         b"DISCARD" => transaction::discard(args, session, reply),
         b"WATCH" | b"UNWATCH" => transaction::watch(args, session, reply),
@@ -157,8 +160,8 @@ pub async fn execute(
             Ok(requests) => {
                 for request in &requests {
                     let result = run_one(request, session, shared, reply).await;
-                    if let Err(text) = result {
-                        reply.error(&text);
+                    if let Err(e) = result {
+                        reply.error(&e.text());
                     }
                 }
                 Ok(())
@@ -168,8 +171,8 @@ pub async fn execute(
         _ if session.queued.is_some() => queue(args, name, session, reply),
         _ => run_one(args, session, shared, reply).await,
     };
-    if let Err(text) = result {
-        reply.error(&text);
+    if let Err(e) = result {
+        reply.error(&e.text());
     }
 }
 
@@ -227,39 +230,36 @@ fn uppercase<'a>(name: &'a [u8], buf: &'a mut [u8; 16]) -> &'a [u8] {
     out
 }
 
-/// Redis's wording for an unknown command.
-fn unknown_command(args: &[Bytes]) -> String {
+/// An unknown command, quoted as Redis does (the first 8 arguments, 64 bytes each).
+fn unknown_command(args: &[Bytes]) -> CmdError {
     let name = args
         .first()
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
-    let rest: Vec<String> = args
+    let args = args
         .iter()
         .skip(1)
         .take(8)
         .map(|a| format!("'{}'", String::from_utf8_lossy(&a[..a.len().min(64)])))
         .collect();
-    format!(
-        "ERR unknown command '{name}', with args beginning with: {}",
-        rest.join(" ")
-    )
+    CmdError::UnknownCommand { name, args }
 }
 
 /// The standard wrong-arity error.
-pub fn wrong_arity(args: &[Bytes]) -> String {
+pub fn wrong_arity(args: &[Bytes]) -> CmdError {
     let name = args
         .first()
         .map(|n| String::from_utf8_lossy(n).to_lowercase())
         .unwrap_or_default();
-    format!("ERR wrong number of arguments for '{name}' command")
+    CmdError::WrongArity(name)
 }
 
 /// A non-negative integer argument, or Redis's error for one that is not.
-pub fn parse_u64(arg: &[u8]) -> Result<u64, String> {
+pub fn parse_u64(arg: &[u8]) -> Result<u64, CmdError> {
     let valid = !arg.is_empty() && arg.len() <= 19 && arg.iter().all(u8::is_ascii_digit);
     let n = valid
         .then(|| std::str::from_utf8(arg).ok()?.parse::<u64>().ok())
         .flatten();
     n.filter(|&n| n <= i64::MAX as u64)
-        .ok_or_else(|| "ERR value is not an integer or out of range".into())
+        .ok_or(CmdError::NotAnInteger)
 }

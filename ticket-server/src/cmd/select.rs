@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::{parse_u64, wrong_arity, CmdResult};
+use super::{parse_u64, wrong_arity, CmdError, CmdResult};
 use crate::frame::Reply;
 
 pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
@@ -10,7 +10,7 @@ pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
         return Err(wrong_arity(args));
     }
     if parse_u64(&args[1])? != 0 {
-        return Err("ERR DB index is out of range".into());
+        return Err(CmdError::Refused("DB index is out of range"));
     }
     reply.simple("OK");
     Ok(())

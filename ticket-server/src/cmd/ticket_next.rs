@@ -5,9 +5,10 @@
 
 use bytes::Bytes;
 
-use super::{parse_u64, wrong_arity, CmdResult};
+use super::{parse_u64, wrong_arity, CmdError, CmdResult};
 use crate::frame::Reply;
 use crate::shared::Shared;
+use crate::store::StoreError;
 
 /// Most tickets one call returns.
 pub const MAX_COUNT: u64 = 100_000;
@@ -31,26 +32,21 @@ pub async fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdR
                 (&args[1][..], &args[2..])
             };
             if !rest[0].eq_ignore_ascii_case(b"COUNT") {
-                return Err("ERR syntax error".into());
+                return Err(CmdError::Syntax(None));
             }
             let n = parse_u64(&rest[1])?;
             if !(1..=most).contains(&n) {
-                return Err(format!("ERR COUNT must be between 1 and {most}"));
+                return Err(CmdError::OutOfRange(format!(
+                    "COUNT must be between 1 and {most}"
+                )));
             }
             (sequence, Some(n))
         }
         _ => return Err(wrong_arity(args)),
     };
-    let name = std::str::from_utf8(sequence)
-        .map_err(|_| "ERR sequence names are 1 to 64 of A-Z a-z 0-9 _ . -")?;
-    let seq = shared
-        .store
-        .sequence(name)
-        .map_err(|e| format!("ERR {e}"))?;
-    let first = seq
-        .take(count.unwrap_or(1))
-        .await
-        .map_err(|e| format!("ERR {e}"))?;
+    let name = std::str::from_utf8(sequence).map_err(|_| StoreError::BadName)?;
+    let seq = shared.store.sequence(name)?;
+    let first = seq.take(count.unwrap_or(1)).await?;
     shared
         .issued
         .fetch_add(count.unwrap_or(1), std::sync::atomic::Ordering::Relaxed);

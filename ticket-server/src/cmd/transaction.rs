@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::{wrong_arity, CmdResult, Session};
+use super::{wrong_arity, CmdError, CmdResult, Session};
 use crate::frame::Reply;
 
 /// A transaction being queued.
@@ -22,7 +22,7 @@ pub fn multi(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> Cm
         return Err(wrong_arity(args));
     }
     if session.queued.is_some() {
-        return Err("ERR MULTI calls can not be nested".into());
+        return Err(CmdError::Refused("MULTI calls can not be nested"));
     }
     session.queued = Some(Queued::default());
     reply.simple("OK");
@@ -34,7 +34,10 @@ pub fn discard(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> 
     if args.len() != 1 {
         return Err(wrong_arity(args));
     }
-    session.queued.take().ok_or("ERR DISCARD without MULTI")?;
+    session
+        .queued
+        .take()
+        .ok_or(CmdError::Refused("DISCARD without MULTI"))?;
     reply.simple("OK");
     Ok(())
 }
@@ -44,13 +47,16 @@ pub fn exec(
     args: &[Bytes],
     session: &mut Session,
     reply: &mut Reply<'_>,
-) -> Result<Vec<Vec<Bytes>>, String> {
+) -> Result<Vec<Vec<Bytes>>, CmdError> {
     if args.len() != 1 {
         return Err(wrong_arity(args));
     }
-    let queued = session.queued.take().ok_or("ERR EXEC without MULTI")?;
+    let queued = session
+        .queued
+        .take()
+        .ok_or(CmdError::Refused("EXEC without MULTI"))?;
     if queued.refused {
-        return Err("EXECABORT Transaction discarded because of previous errors.".into());
+        return Err(CmdError::ExecAbort);
     }
     reply.array(queued.requests.len());
     Ok(queued.requests)
@@ -63,7 +69,7 @@ pub fn watch(args: &[Bytes], session: &Session, reply: &mut Reply<'_>) -> CmdRes
         return Err(wrong_arity(args));
     }
     if !unwatch && session.queued.is_some() {
-        return Err("ERR WATCH inside MULTI is not allowed".into());
+        return Err(CmdError::Refused("WATCH inside MULTI is not allowed"));
     }
     reply.simple("OK");
     Ok(())

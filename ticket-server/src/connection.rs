@@ -14,14 +14,12 @@ use tokio::sync::broadcast;
 use tokio::time::{timeout, Instant};
 
 use crate::cmd::{execute, CmdError, Session};
+use crate::deadline::RequestClock;
 use crate::frame::{parse_request, Reply};
 use crate::shared::Shared;
 
 /// Most bytes of requests a client may have buffered without a complete one.
 pub const MAX_QUERY: usize = 1024 * 1024;
-/// How long a request may take to arrive once its first byte has: a client trickling a byte a
-/// second is dropped, however active it looks to the idle timer.
-pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 /// How long a reply may take to be accepted by a client.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -56,8 +54,7 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
     let idle_timer = tokio::time::sleep(idle);
     let shutting_down = shutdown.recv();
     tokio::pin!(idle_timer, shutting_down);
-    // When the request now in the buffer began to arrive.
-    let mut partial_since: Option<Instant> = None;
+    let mut request_clock = RequestClock::default();
     loop {
         let mut close = false;
         let mut progressed = false;
@@ -115,13 +112,8 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
         if batch_full {
             continue; // requests may be waiting in the buffer already
         }
-        // The clock starts at the first byte of a request: a completed request restarts it.
-        partial_since = match (input.is_empty(), partial_since) {
-            (true, _) => None,
-            (false, Some(since)) if !progressed => Some(since),
-            (false, _) => Some(Instant::now()),
-        };
-        let deadline = partial_since.map(|since| since + REQUEST_DEADLINE);
+        request_clock.update(!input.is_empty(), progressed);
+        let deadline = request_clock.deadline();
         input.reserve(READ_CHUNK);
         tokio::select! {
             biased;

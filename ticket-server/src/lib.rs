@@ -9,13 +9,15 @@
 //! ```
 //!
 //! Map: [`config`] (validated flags), [`server::run`] (accept loop, shutdown), [`connection`]
-//! (one client), [`frame`] (RESP), [`cmd`] (one file per command), [`store`] (durable
-//! sequences), [`client`] (round robin).
+//! (one client), [`deadline`] (incomplete requests), [`frame`] (RESP), [`cmd`] (one file per
+//! command, [`cmd::CmdError`]), [`store`] (durable sequences, the `STORE` marker), [`client`]
+//! (round robin, prefetching).
 
 pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod connection;
+pub mod deadline;
 pub mod frame;
 pub mod server;
 pub mod shared;

@@ -41,59 +41,22 @@ pub struct Session {
     pub queued: Option<transaction::Queued>,
 }
 
+/// Flags of the commands about the connection itself.
+#[rustfmt::skip]
+const CONNECTION: &[&str] = &["noscript", "loading", "stale", "fast", "no_auth", "allow_busy"];
+/// Flags of the transaction commands.
+const TRANSACTION: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
+
 /// Every command, as COMMAND lists them: name, arity (negative: at least), flags.
+#[rustfmt::skip]
 pub const COMMANDS: &[(&str, i64, &[&str])] = &[
     ("ticket.next", -1, &["write", "fast"]),
     ("ticket.range", -3, &["write", "fast"]),
     ("ticket.current", -1, &["readonly", "fast"]),
-    (
-        "auth",
-        -2,
-        &[
-            "noscript",
-            "loading",
-            "stale",
-            "fast",
-            "no_auth",
-            "allow_busy",
-        ],
-    ),
-    (
-        "hello",
-        -1,
-        &[
-            "noscript",
-            "loading",
-            "stale",
-            "fast",
-            "no_auth",
-            "allow_busy",
-        ],
-    ),
-    (
-        "quit",
-        -1,
-        &[
-            "noscript",
-            "loading",
-            "stale",
-            "fast",
-            "no_auth",
-            "allow_busy",
-        ],
-    ),
-    (
-        "reset",
-        1,
-        &[
-            "noscript",
-            "loading",
-            "stale",
-            "fast",
-            "no_auth",
-            "allow_busy",
-        ],
-    ),
+    ("auth", -2, CONNECTION),
+    ("hello", -1, CONNECTION),
+    ("quit", -1, CONNECTION),
+    ("reset", 1, CONNECTION),
     ("ping", -1, &["fast"]),
     ("echo", 2, &["fast"]),
     ("client", -2, &["admin", "noscript", "loading", "stale"]),
@@ -104,27 +67,11 @@ pub const COMMANDS: &[(&str, i64, &[&str])] = &[
     ("role", 1, &["noscript", "loading", "stale", "fast"]),
     ("time", 1, &["loading", "stale", "fast"]),
     ("dbsize", 1, &["readonly", "fast"]),
-    (
-        "multi",
-        1,
-        &["noscript", "loading", "stale", "fast", "allow_busy"],
-    ),
+    ("multi", 1, TRANSACTION),
     ("exec", 1, &["noscript", "loading", "stale", "skip_slowlog"]),
-    (
-        "discard",
-        1,
-        &["noscript", "loading", "stale", "fast", "allow_busy"],
-    ),
-    (
-        "watch",
-        -2,
-        &["noscript", "loading", "stale", "fast", "allow_busy"],
-    ),
-    (
-        "unwatch",
-        1,
-        &["noscript", "loading", "stale", "fast", "allow_busy"],
-    ),
+    ("discard", 1, TRANSACTION),
+    ("watch", -2, TRANSACTION),
+    ("unwatch", 1, TRANSACTION),
 ];
 
 /// An error reply; the text starts with its code.

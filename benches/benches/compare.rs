@@ -72,8 +72,7 @@ fn main() -> Result<()> {
         .query(&mut module.connection())?;
     let dir = data_dir("compare");
     let single = TicketServer::start(1, 1, &dir.join("single"), &[]);
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
-    let mut even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let (odd, mut even) = TicketServer::odd_and_even(&dir, &[]);
     let pair = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()])?);
     let runtime = tokio::runtime::Runtime::new()?;
     let flickr = runtime.block_on(async {

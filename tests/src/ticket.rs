@@ -85,6 +85,14 @@ impl TicketServer {
         }
     }
 
+    /// The odd and even servers of a pair (offsets 1 and 2 of 2), in `dir/odd` and `dir/even`.
+    pub fn odd_and_even(dir: &Path, extra: &[&str]) -> (TicketServer, TicketServer) {
+        (
+            TicketServer::start(1, 2, &dir.join("odd"), extra),
+            TicketServer::start(2, 2, &dir.join("even"), extra),
+        )
+    }
+
     /// Restarts it on the same port without `--init`, with `extra` flags instead (e.g.
     /// `--start-above N` after its data directory was lost).
     pub fn restart_without_init(&mut self, extra: &[&str]) {

@@ -26,6 +26,31 @@ fn burst(server: &Server) -> (TcpStream, i64) {
     (stream, server.info_field("last_tick_ms").parse().unwrap())
 }
 
+/// What a kill -9 in the middle of a burst left behind.
+struct Crash {
+    /// Start of the last ID's tick before the crash.
+    last_tick: i64,
+    /// How far that was ahead of the clock, in ms.
+    ahead: i64,
+    /// Time of the first ID after the restart.
+    first: i64,
+}
+
+/// Bursts on `server`, kills it with SIGKILL mid-burst, and restarts it at once with `options`,
+/// before the clock can catch up with the IDs issued ahead of it.
+fn crash_in_a_burst(mut server: Server, options: Options) -> Crash {
+    let (_stream, last_tick) = burst(&server);
+    let ahead = last_tick - now_ms();
+    server.kill9();
+    let restarted = Server::start_with(options);
+    let first = first_time_after_restart(&restarted);
+    Crash {
+        last_tick,
+        ahead,
+        first,
+    }
+}
+
 /// The time of the first ID a restarted server hands out (retrying while it refuses).
 fn first_time_after_restart(server: &Server) -> i64 {
     let mut con = server.connection();
@@ -57,16 +82,16 @@ fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
             let wait = text.trim().parse::<i64>().unwrap() - now_ms();
             std::thread::sleep(Duration::from_millis(wait.max(0) as u64));
         }
-        let mut server = Server::start_with(options.clone());
-        let (_stream, last_tick) = burst(&server);
-        let ahead = last_tick - now_ms();
+        let server = Server::start_with(options.clone());
+        // The restarted node may refuse for a moment (if it would run too far ahead), never
+        // repeat.
+        let Crash {
+            last_tick,
+            ahead,
+            first,
+        } = crash_in_a_burst(server, options.clone());
         furthest = furthest.max(ahead);
         eprintln!("round {round}: {ahead} ms ahead at the crash");
-        server.kill9();
-        // Back at once, before the clock catches up with the IDs issued before the crash. The
-        // restarted node may refuse for a moment (if it would run too far ahead), never repeat.
-        let server = Server::start_with(options.clone());
-        let first = first_time_after_restart(&server);
         assert!(first > last_tick, "round {round}: restarted at {first} ms, IDs were issued up to {last_tick} ms ({ahead} ms ahead)");
     }
     assert!(
@@ -86,13 +111,13 @@ fn the_hazard_is_real_without_the_state_file() {
         config_lines: vec!["idgen.state-file \"\"".into()],
         ..Options::default()
     };
-    let mut server = Server::start_with(options.clone());
+    let server = Server::start_with(options.clone());
     assert!(server.log().contains("IDs may repeat after a restart"));
-    let (_stream, last_tick) = burst(&server);
-    let ahead = last_tick - now_ms();
-    server.kill9();
-    let server = Server::start_with(options);
-    let first = first_time_after_restart(&server);
+    let Crash {
+        last_tick,
+        ahead,
+        first,
+    } = crash_in_a_burst(server, options);
     assert!(
         ahead > 100,
         "the burst ran only {ahead} ms ahead: the hazard was not set up"
@@ -175,16 +200,16 @@ fn config_set_dir_cannot_move_the_state_file_away_from_a_restart() {
         dir: Some(dir.clone()),
         ..Options::module(&["worker-id", "4"]).server(&["--enable-protected-configs", "yes"])
     };
-    let mut server = Server::start_with(options.clone());
+    let server = Server::start_with(options.clone());
     let _: () = cmd(&["CONFIG", "SET", "dir", &elsewhere.display().to_string()])
         .query(&mut server.connection())
         .unwrap();
-    let (_stream, last_tick) = burst(&server);
-    let ahead = last_tick - now_ms();
-    server.kill9();
     // Back with the original --dir, as a service manager would start it.
-    let server = Server::start_with(options);
-    let first = first_time_after_restart(&server);
+    let Crash {
+        last_tick,
+        ahead,
+        first,
+    } = crash_in_a_burst(server, options);
     assert!(
         ahead > 100,
         "the burst ran only {ahead} ms ahead: the hazard was not set up"

@@ -15,8 +15,7 @@ use ticket_server::client::{RoundRobin, RETRY_AFTER};
 #[test]
 fn odd_and_even_servers_hand_out_disjoint_tickets_under_concurrent_load() {
     let dir = data_dir("ticket-pair");
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &["--block", "1000"]);
-    let even = TicketServer::start(2, 2, &dir.join("even"), &["--block", "1000"]);
+    let (odd, even) = TicketServer::odd_and_even(&dir, &["--block", "1000"]);
     let handles: Vec<_> = (0..8)
         .map(|i| {
             let url = if i % 2 == 0 { odd.url() } else { even.url() };
@@ -107,8 +106,7 @@ fn kill_9_under_load_fifty_times_never_repeats_an_acknowledged_ticket() {
 #[test]
 fn round_robin_client_alternates_and_rides_out_a_killed_server() {
     let dir = data_dir("ticket-rr");
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
-    let mut even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let (odd, mut even) = TicketServer::odd_and_even(&dir, &[]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
     let first: Vec<u64> = (0..6)
@@ -411,8 +409,7 @@ fn sigterm_shuts_down_gracefully() {
 #[test]
 fn the_cli_prints_tickets_round_robin() {
     let dir = data_dir("ticket-cli");
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
-    let even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let (odd, even) = TicketServer::odd_and_even(&dir, &[]);
     let servers = format!("{},{}", odd.addr(), even.addr());
     let (ok, out, err) = run_cli(&["next", "--servers", &servers, "--count", "4"]);
     assert!(ok, "{err}");
@@ -662,8 +659,7 @@ fn the_password_can_come_from_a_file_and_stays_out_of_the_command_line() {
 #[test]
 fn the_round_robin_client_marks_a_server_down_only_when_unreachable() {
     let dir = data_dir("ticket-rr-errors");
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &[]);
-    let mut even = TicketServer::start(2, 2, &dir.join("even"), &[]);
+    let (odd, mut even) = TicketServer::odd_and_even(&dir, &[]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
     let err = runtime
@@ -786,8 +782,7 @@ fn transactions_info_sections_and_introspection_answer_as_redis_would() {
 #[test]
 fn a_server_that_lost_its_disk_refuses_a_blank_start_and_repeats_nothing() {
     let dir = data_dir("ticket-lost-disk");
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &["--block", "100"]);
-    let mut even = TicketServer::start(2, 2, &dir.join("even"), &["--block", "100"]);
+    let (odd, mut even) = TicketServer::odd_and_even(&dir, &["--block", "100"]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
     let mut seen = Vec::new();
@@ -839,8 +834,7 @@ fn prefetching_clients_never_share_a_ticket_and_ride_out_a_dead_server() {
     use ticket_server::client::prefetch::Prefetch;
 
     let dir = data_dir("ticket-prefetch");
-    let odd = TicketServer::start(1, 2, &dir.join("odd"), &["--block", "100000"]);
-    let mut even = TicketServer::start(2, 2, &dir.join("even"), &["--block", "100000"]);
+    let (odd, mut even) = TicketServer::odd_and_even(&dir, &["--block", "100000"]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let pools: Vec<Prefetch> = (0..2)
         .map(|_| {

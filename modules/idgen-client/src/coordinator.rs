@@ -104,12 +104,18 @@ impl Coordinator {
                 "unexpected reply {reply:?}"
             )));
         };
-        self.confirm()?;
-        Ok(Grant {
+        let grant = Grant {
             worker_id: worker_id as u32,
             token: token as u64,
             start_above_ms,
-        })
+        };
+        if let Err(e) = self.confirm() {
+            // Unused, and not to be held until it expires: a client retrying through a replica
+            // outage would otherwise drain the pool one TTL at a time.
+            let _ = self.release(&grant, start_above_ms);
+            return Err(e);
+        }
+        Ok(grant)
     }
 
     /// `WORKERID.RENEW ns worker token TTL ttl UNTIL until_ms`: the lease runs `ttl` from now

@@ -34,6 +34,13 @@ use idgen_core::{Clock, GenerateError, Generator, Settings, SystemClock};
 
 pub use coordinator::{Coordinator, Grant, LeaseCallError};
 
+/// How often the renewal thread looks for a stop while it waits.
+const STOP_POLL: Duration = Duration::from_millis(50);
+/// The pause after a first failed lease call; it doubles with each further one.
+const BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// The longest pause between failed lease calls.
+const BACKOFF_MOST: Duration = Duration::from_secs(1);
+
 /// How to lease and generate.
 #[derive(Clone, Debug)]
 pub struct LeaseOptions {
@@ -262,43 +269,50 @@ impl Shared {
 
     fn renew_loop(&self, mut coordinator: Option<Coordinator>) {
         let mut next = Instant::now() + self.options.renew_every;
+        // Consecutive failures: the pause before the next try doubles with each, up to 1 s.
+        let mut failures = 0u32;
         while !self.stop.load(Ordering::Relaxed) {
             let (grant, valid_until) = {
                 let held = self.lock();
                 (held.grant, held.valid_until)
             };
-            let lapsed = grant.is_none() || Instant::now() >= valid_until;
-            if !lapsed && Instant::now() < next {
-                std::thread::sleep(Duration::from_millis(5));
+            let now = Instant::now();
+            let lapsed = grant.is_none() || now >= valid_until;
+            if !lapsed && now < next {
+                // Woken early only to notice a stop.
+                std::thread::sleep((next - now).min(STOP_POLL));
                 continue;
             }
-            let Some(con) = coordinator.as_mut() else {
-                coordinator = self.connect().ok();
-                if coordinator.is_none() {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                continue;
-            };
-            let result = match grant {
-                Some(grant) if !lapsed => self.renew(con, &grant),
-                _ => self.take_lease(con),
+            let result = match coordinator.as_mut() {
+                None => self.connect().map(|c| coordinator = Some(c)),
+                Some(con) => match grant {
+                    Some(grant) if !lapsed => self.renew(con, &grant),
+                    _ => self.take_lease(con),
+                },
             };
             match result {
-                Ok(()) => next = Instant::now() + self.options.renew_every,
+                Ok(()) => {
+                    failures = 0;
+                    next = Instant::now() + self.options.renew_every;
+                    continue;
+                }
                 Err(LeaseCallError::Refused(why)) => {
-                    tracing::warn!(%why, "lease lost: re-acquiring");
+                    tracing::warn!(%why, "lease refused: acquiring again");
                     let mut held = self.lock();
                     held.grant = None;
                     held.generator = None;
-                    drop(held);
-                    std::thread::sleep(Duration::from_millis(20));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "lease call failed: reconnecting");
                     coordinator = None;
-                    std::thread::sleep(Duration::from_millis(20));
                 }
             }
+            failures = failures.saturating_add(1);
+            std::thread::sleep(
+                BACKOFF_FIRST
+                    .saturating_mul(1 << failures.min(6))
+                    .min(BACKOFF_MOST),
+            );
         }
         // Nothing is issued once the grant is gone; the generator knows the last time used.
         let (grant, used) = {

@@ -106,7 +106,9 @@ pub async fn execute(
         b"EXEC" => match transaction::exec(args, session, reply) {
             Ok(requests) => {
                 for request in &requests {
-                    let result = run_one(request, session, shared, reply).await;
+                    let mut upper = [0u8; 16];
+                    let name = uppercase(&request[0], &mut upper);
+                    let result = run_one(request, name, session, shared, reply).await;
                     if let Err(e) = result {
                         reply.error(&e.text());
                     }
@@ -116,7 +118,7 @@ pub async fn execute(
             Err(e) => Err(e),
         },
         _ if session.queued.is_some() => queue(args, name, session, reply),
-        _ => run_one(args, session, shared, reply).await,
+        _ => run_one(args, name, session, shared, reply).await,
     };
     if let Err(e) = result {
         reply.error(&e.text());
@@ -140,15 +142,15 @@ fn queue(args: &[Bytes], name: &[u8], session: &mut Session, reply: &mut Reply<'
     Ok(())
 }
 
-/// Runs one request that is not about the connection or a transaction.
+/// Runs one request that is not about the connection or a transaction; `name` is its command
+/// in capitals.
 async fn run_one(
     args: &[Bytes],
+    name: &[u8],
     session: &mut Session,
     shared: &Shared,
     reply: &mut Reply<'_>,
 ) -> CmdResult {
-    let mut upper = [0u8; 16];
-    let name = uppercase(&args[0], &mut upper);
     match name {
         b"TICKET.NEXT" | b"TICKET.RANGE" => ticket_next::run(args, shared, reply).await,
         b"TICKET.CURRENT" => ticket_current::run(args, shared, reply),

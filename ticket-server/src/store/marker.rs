@@ -36,23 +36,7 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
     let recorded = read_marker(&path)?;
     let sequences = sequence_files(dir)?;
     let floor = match (recorded, start) {
-        (Some((old, floor)), Start::Above(n)) if old != step => {
-            // A new generation: above everything this directory ever covered, too.
-            let mut floor = floor.max(n + 1);
-            for file in &sequences {
-                if let Some((_, bound)) = read_bound_file(file)? {
-                    floor = floor.max(bound);
-                }
-            }
-            write_marker(dir, step, floor)?;
-            for file in &sequences {
-                write_bound(file, step, floor)?;
-            }
-            tracing::warn!(dir = %dir.display(), old.offset, old.increment, step.offset, step.increment, floor,
-                "renumbered into a new generation");
-            return Ok(floor);
-        }
-        (Some((old, _)), _) if old != step => anyhow::bail!(
+        (Some((old, _)), Start::Existing | Start::Init) if old != step => anyhow::bail!(
             "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
              servers would repeat tickets; start a new generation with --start-above H, H the \
              highest ticket any server of the old set handed out (README: growing the set)",
@@ -62,9 +46,15 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
             step.offset,
             step.increment
         ),
-        (Some((_, floor)), Start::Above(n)) => floor.max(n + 1),
-        (Some((_, floor)), _) => return Ok(floor),
-        (None, Start::Above(n)) => n + 1,
+        (Some((_, floor)), Start::Existing | Start::Init) => return Ok(floor),
+        (recorded, Start::Above(n)) => {
+            return renumber(
+                dir,
+                step,
+                recorded.map_or(0, |(_, f)| f).max(n + 1),
+                &sequences,
+            )
+        }
         // Written before the marker existed: the sequence files make it a store.
         (None, _) if !sequences.is_empty() => 0,
         (None, Start::Init) => 0,
@@ -76,6 +66,31 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
         ),
     };
     write_marker(dir, step, floor)?;
+    Ok(floor)
+}
+
+/// Makes `dir` a store of `step` whose every ticket is at least `floor`: after a lost disk, or
+/// as a new generation. Sequence files of another step (all of them when renumbering; some when
+/// an earlier renumbering was cut short) are folded into the floor and rewritten for `step`.
+fn renumber(dir: &Path, step: Step, mut floor: u64, sequences: &[PathBuf]) -> anyhow::Result<u64> {
+    let mut foreign = Vec::new();
+    for file in sequences {
+        if let Some((file_step, bound)) = read_bound_file(file)? {
+            if file_step != step {
+                floor = floor.max(bound);
+                foreign.push(file);
+            }
+        }
+    }
+    // The marker first: cut short here, a restart with the same flags finishes the job.
+    write_marker(dir, step, floor)?;
+    for file in &foreign {
+        write_bound(file, step, floor)?;
+    }
+    if !foreign.is_empty() {
+        tracing::warn!(dir = %dir.display(), step.offset, step.increment, floor,
+            "renumbered into a new generation");
+    }
     Ok(floor)
 }
 

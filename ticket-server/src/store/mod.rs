@@ -589,6 +589,33 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
     }
 
+    #[tokio::test]
+    async fn a_new_generation_continues_above_and_a_cut_short_one_can_be_finished() {
+        let d = dir("generation");
+        let three = Step {
+            offset: 1,
+            increment: 3,
+        };
+        // A block large enough that no write of the bound is left running in the background.
+        let store = Store::open(&d, ODD, 100, Start::Init).unwrap();
+        let last = store.sequence("a").unwrap().take(3).await.unwrap() + 4;
+        drop(store);
+        let err = Store::open(&d, three, 4, Start::Existing).err().unwrap();
+        assert!(err.to_string().contains("new generation"), "{err}");
+        // Renumbering cut short after the marker: the sequence file still has the old step.
+        fs::write(
+            d.join("STORE"),
+            "ticket-store v1 offset=1 increment=3 floor=0\n",
+        )
+        .unwrap();
+        assert!(Store::open(&d, three, 4, Start::Existing).is_err());
+        // The same flags again finish it, and the sequence continues above what it covered.
+        let store = Store::open(&d, three, 4, Start::Above(last)).unwrap();
+        let next = store.sequence("a").unwrap().take(1).await.unwrap();
+        assert!(next > last && next % 3 == 1, "{next}");
+        let _ = fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn one_data_directory_serves_one_store_at_a_time() {
         let d = dir("lock");

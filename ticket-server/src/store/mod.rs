@@ -13,82 +13,28 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::sync::Notify;
-
+mod bound_file;
+mod error;
 mod marker;
+mod sequence;
+mod step;
 
+use bound_file::{read_bound, read_bound_file, write_bound};
+pub use error::StoreError;
 use marker::open_marker;
 pub use marker::{highest_handed_out, Start};
+pub use sequence::Sequence;
+pub use step::Step;
 
 /// How often at most a failed bound write is tried again (by the calls that need it).
 pub const RETRY_WRITE_EVERY: Duration = Duration::from_millis(100);
 
 /// Most sequences one server keeps.
 pub const MAX_SEQUENCES: usize = 1024;
-
-/// Why tickets were not issued.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StoreError {
-    /// A sequence name outside `[A-Za-z0-9_.-]{1,64}`.
-    BadName,
-    /// More than [`MAX_SEQUENCES`] sequences.
-    TooManySequences,
-    /// The next ticket would not fit in a signed 64-bit integer.
-    Exhausted,
-    /// Writing the bound failed; nothing beyond the bound on disk is issued until a retry works.
-    Failed(String),
-    /// The server is shutting down: the exact next ticket is being recorded.
-    Closed,
-}
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreError::BadName => write!(f, "sequence names are 1 to 64 of A-Z a-z 0-9 _ . -"),
-            StoreError::TooManySequences => write!(f, "at most {MAX_SEQUENCES} sequences"),
-            StoreError::Exhausted => {
-                write!(f, "sequence exhausted: the next ticket exceeds 2^63-1")
-            }
-            StoreError::Closed => write!(f, "the ticket server is shutting down"),
-            StoreError::Failed(why) => write!(
-                f,
-                "cannot write the ticket bound ({why}): no ticket is issued beyond the bound on \
-                 disk until a write succeeds; retrying"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
-
-/// The arithmetic progression this server hands out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Step {
-    /// First ticket, 1 to `increment`.
-    pub offset: u64,
-    /// Distance between tickets: the number of servers.
-    pub increment: u64,
-}
-
-impl Step {
-    /// The `index`-th ticket.
-    fn ticket(self, index: u64) -> Option<u64> {
-        index
-            .checked_mul(self.increment)?
-            .checked_add(self.offset)
-            .filter(|&t| t <= i64::MAX as u64)
-    }
-
-    /// The first index whose ticket is at least `bound`.
-    fn index_at(self, bound: u64) -> u64 {
-        bound.saturating_sub(self.offset).div_ceil(self.increment)
-    }
-}
 
 /// All sequences of one server, in one data directory.
 pub struct Store {
@@ -101,27 +47,6 @@ pub struct Store {
     /// `LOCK` in the directory, held while the store is open: two servers on one directory
     /// would hand out the same tickets.
     _lock: File,
-}
-
-struct State {
-    /// Index of the next ticket.
-    next: u64,
-    /// Tickets with index below this are covered by the bound on disk.
-    limit: u64,
-    extending: bool,
-    /// Set by [`Store::close`]: nothing more is issued.
-    closed: bool,
-    /// The last failed write of the bound, and when; cleared by a write that succeeds.
-    failed: Option<(String, Instant)>,
-}
-
-/// One named sequence.
-pub struct Sequence {
-    path: PathBuf,
-    step: Step,
-    block: u64,
-    state: Mutex<State>,
-    extended: Notify,
 }
 
 impl Store {
@@ -193,19 +118,7 @@ impl Store {
         // Above the store's floor, for a sequence on disk or not.
         let bound = read_bound(&path, self.step)?.max(self.floor);
         let next = self.step.index_at(bound);
-        let seq = Arc::new(Sequence {
-            path,
-            step: self.step,
-            block: self.block,
-            state: Mutex::new(State {
-                next,
-                limit: next,
-                extending: false,
-                closed: false,
-                failed: None,
-            }),
-            extended: Notify::new(),
-        });
+        let seq = Arc::new(Sequence::new(path, self.step, self.block, next));
         sequences.insert(name.to_string(), Arc::clone(&seq));
         Ok(seq)
     }
@@ -228,180 +141,15 @@ impl Store {
         let mut all: Vec<_> = sequences
             .iter()
             .map(|(name, seq)| {
-                let s = seq.state.lock().unwrap_or_else(|p| p.into_inner());
+                let (next, limit) = seq.indexes();
                 let ticket = |i| self.step.ticket(i).unwrap_or(u64::MAX);
-                (name.clone(), ticket(s.next), ticket(s.limit))
+                (name.clone(), ticket(next), ticket(limit))
             })
             .collect();
         all.sort();
         all
     }
 }
-
-impl Sequence {
-    /// The first of `count` consecutive tickets (`first`, `first + increment`, ...).
-    ///
-    /// # Errors
-    /// [`StoreError::Failed`] once a write of the bound has failed; [`StoreError::Exhausted`]
-    /// at the end of the 63-bit range.
-    pub async fn take(self: &Arc<Self>, count: u64) -> Result<u64, StoreError> {
-        loop {
-            let (notified, extend_now) = {
-                let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                if s.closed {
-                    return Err(StoreError::Closed);
-                }
-                let end = s.next.checked_add(count).ok_or(StoreError::Exhausted)?;
-                self.step.ticket(end - 1).ok_or(StoreError::Exhausted)?;
-                // After a failed write, the next try waits a little: not a write per call.
-                let retry_due = match &s.failed {
-                    Some((_, at)) => at.elapsed() >= RETRY_WRITE_EVERY,
-                    None => true,
-                };
-                if end <= s.limit {
-                    let first = s.next;
-                    s.next = end;
-                    if !s.extending && retry_due && s.limit - s.next < self.block / 2 {
-                        s.extending = true;
-                        let target = s.limit + self.block;
-                        let seq = Arc::clone(self);
-                        tokio::spawn(async move { seq.extend(target).await });
-                    }
-                    return Ok(self.step.ticket(first).unwrap_or(u64::MAX));
-                }
-                if let Some((why, _)) = s.failed.as_ref().filter(|_| !retry_due) {
-                    return Err(StoreError::Failed(why.clone()));
-                }
-                let extend_now = !s.extending;
-                if extend_now {
-                    s.extending = true;
-                }
-                (
-                    self.extended.notified(),
-                    extend_now.then(|| s.next.max(s.limit) + self.block.max(count)),
-                )
-            };
-            match extend_now {
-                Some(target) => self.extend(target).await,
-                None => notified.await,
-            }
-        }
-    }
-
-    /// Stops issuing and, once no write of the bound is in flight, writes the exact next ticket
-    /// as the bound.
-    async fn close(self: &Arc<Self>) {
-        let next = loop {
-            let extended = self.extended.notified();
-            {
-                let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                s.closed = true;
-                if !s.extending {
-                    break s.next;
-                }
-            }
-            extended.await;
-        };
-        let Some(bound) = self.step.ticket(next) else {
-            return;
-        };
-        let (path, step) = (self.path.clone(), self.step);
-        match tokio::task::spawn_blocking(move || write_bound(&path, step, bound)).await {
-            Ok(Ok(())) => {}
-            // The block's bound stays: a gap, never a repeat.
-            _ => {
-                tracing::warn!(path = %self.path.display(), "could not record the exact next ticket")
-            }
-        }
-    }
-
-    /// The last ticket handed out, if any.
-    pub fn current(&self) -> Option<u64> {
-        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let start = self.step.index_at(0);
-        (s.next > start)
-            .then(|| self.step.ticket(s.next - 1))
-            .flatten()
-    }
-
-    /// Makes tickets below index `target` durable, then lets callers have them.
-    async fn extend(self: &Arc<Self>, target: u64) {
-        let bound = self.step.ticket(target).unwrap_or(i64::MAX as u64);
-        let (path, step) = (self.path.clone(), self.step);
-        let written = tokio::task::spawn_blocking(move || write_bound(&path, step, bound))
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()));
-        {
-            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            s.extending = false;
-            match written {
-                Ok(()) => {
-                    s.limit = s.limit.max(target);
-                    if s.failed.take().is_some() {
-                        tracing::warn!(path = %self.path.display(), "ticket bound written again; issuing resumed");
-                    }
-                }
-                Err(why) => {
-                    if s.failed.is_none() {
-                        tracing::error!(path = %self.path.display(), %why, "cannot write the ticket bound; retrying");
-                    }
-                    s.failed = Some((why, Instant::now()));
-                }
-            }
-        }
-        self.extended.notify_waiters();
-    }
-}
-
-const HEADER: &str = "ticket-sequence v1";
-
-/// The bound in `path` (0 for a new sequence), checked against this server's step.
-fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
-    let Some((file_step, bound)) = read_bound_file(path)? else {
-        return Ok(0);
-    };
-    if file_step != step {
-        anyhow::bail!(
-            "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
-             servers would repeat tickets; start a new generation with --start-above (README)",
-            path.display(),
-            file_step.offset,
-            file_step.increment,
-            step.offset,
-            step.increment
-        );
-    }
-    Ok(bound)
-}
-
-/// The step and bound a sequence file records; `None` when there is no file.
-fn read_bound_file(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
-    };
-    let field = |name: &str| {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let (Some(offset), Some(increment), Some(bound)) =
-        (field("offset"), field("increment"), field("bound"))
-    else {
-        anyhow::bail!(
-            "{} is not a ticket sequence file: {:?}",
-            path.display(),
-            text.trim()
-        );
-    };
-    if !text.starts_with(HEADER) {
-        anyhow::bail!("{} is not a ticket sequence file", path.display());
-    }
-    Ok(Some((Step { offset, increment }, bound)))
-}
-
 /// 1 to 64 of `A-Z a-z 0-9 _ . -`.
 fn check_name(name: &str) -> Result<(), StoreError> {
     let valid = (1..=64).contains(&name.len())
@@ -416,22 +164,6 @@ fn check_name(name: &str) -> Result<(), StoreError> {
 }
 
 /// Replaces `path` so that a crash leaves the old bound or the new one, never neither.
-pub(crate) fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {
-    // Appended, not swapped in for the extension: `..seq` (the sequence `.`) has none to swap.
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut file = File::create(&tmp)?;
-    writeln!(
-        file,
-        "{HEADER} offset={} increment={} bound={bound}",
-        step.offset, step.increment
-    )?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)?;
-    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,7 +284,7 @@ mod tests {
             "no retry before RETRY_WRITE_EVERY"
         );
         // Nothing was issued beyond what was on disk before the failure.
-        let bound_before = seq.step.ticket(4).unwrap();
+        let bound_before = ODD.ticket(4).unwrap();
         assert!(issued.iter().all(|&t| t < bound_before), "{issued:?}");
         // The disk comes back: after the retry interval issuing resumes by itself, above all.
         fs::create_dir_all(&d).unwrap();
@@ -560,7 +292,7 @@ mod tests {
         let t = seq.take(1).await.unwrap();
         assert!(issued.iter().all(|&i| i < t));
         assert!(
-            read_bound(&seq.path, ODD).unwrap() > t,
+            read_bound(&d.join("default.seq"), ODD).unwrap() > t,
             "the new bound is on disk"
         );
         let _ = fs::remove_dir_all(&d);

@@ -1,0 +1,73 @@
+//! A sequence's bound file, `<name>.seq`: one line naming the server's step and the bound below
+//! which tickets may be issued. Replaced atomically, so a crash leaves the old bound or the new
+//! one, never neither.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::Step;
+
+const HEADER: &str = "ticket-sequence v1";
+
+/// The bound in `path` (0 for a new sequence), checked against this server's step.
+pub(crate) fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
+    let Some((file_step, bound)) = read_bound_file(path)? else {
+        return Ok(0);
+    };
+    if file_step != step {
+        anyhow::bail!(
+            "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
+             servers would repeat tickets; start a new generation with --start-above (README)",
+            path.display(),
+            file_step.offset,
+            file_step.increment,
+            step.offset,
+            step.increment
+        );
+    }
+    Ok(bound)
+}
+
+/// The step and bound a sequence file records; `None` when there is no file.
+pub(crate) fn read_bound_file(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+    };
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let (Some(offset), Some(increment), Some(bound)) =
+        (field("offset"), field("increment"), field("bound"))
+    else {
+        anyhow::bail!(
+            "{} is not a ticket sequence file: {:?}",
+            path.display(),
+            text.trim()
+        );
+    };
+    if !text.starts_with(HEADER) {
+        anyhow::bail!("{} is not a ticket sequence file", path.display());
+    }
+    Ok(Some((Step { offset, increment }, bound)))
+}
+
+pub(crate) fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {
+    // Appended, not swapped in for the extension: `..seq` (the sequence `.`) has none to swap.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut file = File::create(&tmp)?;
+    writeln!(
+        file,
+        "{HEADER} offset={} increment={} bound={bound}",
+        step.offset, step.increment
+    )?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+}

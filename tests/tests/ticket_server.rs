@@ -318,6 +318,8 @@ fn requirepass_is_enforced() {
     let server = TicketServer::start(1, 1, &dir, &["--requirepass", "s3cret"]);
     let mut con = server.connection();
     assert!(error_of(&mut con, &cmd(&["TICKET.NEXT"])).starts_with("NOAUTH"));
+    // Redis 7's order: an unknown command is named as such before authentication is asked for.
+    assert!(error_of(&mut con, &cmd(&["NO.SUCH"])).starts_with("ERR unknown command"));
     assert!(error_of(&mut con, &cmd(&["AUTH", "wrong"])).starts_with("WRONGPASS"));
     let _: () = cmd(&["AUTH", "s3cret"]).query(&mut con).unwrap();
     let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
@@ -773,6 +775,59 @@ fn transactions_info_sections_and_introspection_answer_as_redis_would() {
     assert_eq!(reset, "RESET");
     let name: Option<String> = cmd(&["CLIENT", "GETNAME"]).query(&mut con).unwrap();
     assert_eq!(name, None);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// MULTI queues parsed commands, as Redis does: an unknown command or a wrong arity dooms the
+/// transaction (EXECABORT, nothing issued), a bad argument is answered in its place in EXEC's
+/// reply. COMMAND DOCS documents every command COMMAND lists, from the same table.
+#[test]
+fn transactions_queue_parsed_commands_and_command_docs_cover_the_table() {
+    let dir = data_dir("ticket-queue");
+    let server = TicketServer::start(1, 2, &dir, &[]);
+    let mut con = server.connection();
+    let _: () = cmd(&["MULTI"]).query(&mut con).unwrap();
+    let queued: String = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(queued, "QUEUED");
+    let arity = error_of(&mut con, &cmd(&["ECHO"]));
+    assert!(
+        arity.starts_with("ERR wrong number of arguments for 'echo'"),
+        "{arity}"
+    );
+    assert!(error_of(&mut con, &cmd(&["EXEC"])).starts_with("EXECABORT"));
+    let first: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(first, 1, "an aborted transaction issues nothing");
+
+    // The `redis` crate turns an error inside EXEC's reply into an error of the whole call:
+    // the bytes are read as they are.
+    let (got, _) = raw(
+        server.port,
+        b"*1\r\n$5\r\nMULTI\r\n*1\r\n$11\r\nTICKET.NEXT\r\n\
+          *3\r\n$11\r\nTICKET.NEXT\r\n$5\r\nCOUNT\r\n$1\r\n0\r\n*1\r\n$4\r\nPING\r\n\
+          *1\r\n$4\r\nEXEC\r\n*1\r\n$4\r\nQUIT\r\n",
+    );
+    assert_eq!(
+        got,
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:3\r\n\
+         -ERR COUNT must be between 1 and 100000\r\n+PONG\r\n+OK\r\n"
+    );
+
+    let count: usize = cmd(&["COMMAND", "COUNT"]).query(&mut con).unwrap();
+    let docs: std::collections::HashMap<String, std::collections::HashMap<String, String>> =
+        cmd(&["COMMAND", "DOCS"]).query(&mut con).unwrap();
+    assert_eq!(docs.len(), count);
+    for (name, doc) in &docs {
+        assert!(
+            !doc["summary"].is_empty() && !doc["group"].is_empty(),
+            "{name}"
+        );
+    }
+    assert!(docs["ticket.range"]["summary"].contains("[first, step, n]"));
+    let some: std::collections::HashMap<String, Value> =
+        cmd(&["COMMAND", "DOCS", "Ticket.Next", "nosuch"])
+            .query(&mut con)
+            .unwrap();
+    assert_eq!(some.keys().collect::<Vec<_>>(), ["ticket.next"]);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -2,24 +2,32 @@
 
 use bytes::Bytes;
 
-use super::{wrong_arity, CmdError, CmdResult, Session};
+use super::{wrong_arity, CmdError, CmdResult, Command, Session};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
-pub fn run(
-    args: &[Bytes],
-    session: &mut Session,
-    shared: &Shared,
-    reply: &mut Reply<'_>,
-) -> CmdResult {
-    let (user, password) = match args.len() {
-        2 => (&b"default"[..], &args[1][..]),
-        3 => (&args[1][..], &args[2][..]),
-        _ => return Err(wrong_arity(args)),
-    };
-    check(shared, session, user, password)?;
-    reply.simple("OK");
-    Ok(())
+/// `AUTH`, parsed.
+#[derive(Debug)]
+pub struct Auth {
+    user: Bytes,
+    password: Bytes,
+}
+
+impl Auth {
+    pub fn parse(args: &[Bytes]) -> Result<Command, CmdError> {
+        let (user, password) = match args.len() {
+            2 => (Bytes::from_static(b"default"), args[1].clone()),
+            3 => (args[1].clone(), args[2].clone()),
+            _ => return Err(wrong_arity(args)),
+        };
+        Ok(Command::Auth(Auth { user, password }))
+    }
+
+    pub fn apply(self, session: &mut Session, shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
+        check(shared, session, &self.user, &self.password)?;
+        reply.simple("OK");
+        Ok(())
+    }
 }
 
 /// Checks a user and password; shared with HELLO's AUTH option.

@@ -4,16 +4,12 @@
 
 use bytes::Bytes;
 
-use super::{wrong_arity, CmdError, CmdResult};
+use super::{wrong_arity, CmdError, CmdResult, Command};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
-pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
-    let sub = args
-        .get(1)
-        .map(|s| s.to_ascii_uppercase())
-        .ok_or_else(|| wrong_arity(args))?;
-    if sub != b"GET" {
+pub fn parse(args: &[Bytes]) -> Result<Command, CmdError> {
+    if !args[1].eq_ignore_ascii_case(b"GET") {
         return Err(CmdError::UnknownSubcommand {
             command: "CONFIG",
             sub: String::from_utf8_lossy(&args[1]).into_owned(),
@@ -22,8 +18,14 @@ pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult 
     if args.len() != 3 {
         return Err(wrong_arity(args));
     }
+    Ok(Command::ConfigGet(args[2].clone()))
+}
+
+/// The value of one parameter, or an empty map for an unknown one.
+pub fn get(parameter: &[u8], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
+    let parameter = parameter.to_ascii_lowercase();
     let c = &shared.config;
-    let value: Option<String> = match args[2].to_ascii_lowercase().as_slice() {
+    let value: Option<String> = match parameter.as_slice() {
         b"save" => Some(String::new()),
         b"appendonly" => Some("no".into()),
         b"databases" => Some("1".into()),
@@ -37,7 +39,7 @@ pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult 
     match value {
         Some(v) => {
             reply.map(1);
-            reply.bulk(&args[2].to_ascii_lowercase());
+            reply.bulk(&parameter);
             reply.bulk(v.as_bytes());
         }
         None => reply.map(0),

@@ -7,33 +7,46 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
-use super::CmdResult;
+use super::{CmdError, CmdResult, Command};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
 /// The sections, in the order INFO lists them.
 const SECTIONS: [&str; 5] = ["server", "clients", "replication", "keyspace", "tickets"];
 
-pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
-    let asked: Vec<String> = args[1..]
-        .iter()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .collect();
-    let all = asked.is_empty()
-        || asked
+/// `INFO`, parsed: the sections asked for, in lower case (none: all).
+#[derive(Debug)]
+pub struct Info {
+    asked: Vec<String>,
+}
+
+impl Info {
+    pub fn parse(args: &[Bytes]) -> Result<Command, CmdError> {
+        let asked = args[1..]
             .iter()
-            .any(|a| matches!(a.as_str(), "default" | "all" | "everything"));
-    let mut text = String::new();
-    for section in SECTIONS {
-        if all || asked.iter().any(|a| a == section) {
-            if !text.is_empty() {
-                text.push_str("\r\n");
-            }
-            write_section(section, shared, &mut text);
-        }
+            .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+            .collect();
+        Ok(Command::Info(Info { asked }))
     }
-    reply.bulk(text.as_bytes());
-    Ok(())
+
+    pub fn apply(self, shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
+        let all = self.asked.is_empty()
+            || self
+                .asked
+                .iter()
+                .any(|a| matches!(a.as_str(), "default" | "all" | "everything"));
+        let mut text = String::new();
+        for section in SECTIONS {
+            if all || self.asked.iter().any(|a| a == section) {
+                if !text.is_empty() {
+                    text.push_str("\r\n");
+                }
+                write_section(section, shared, &mut text);
+            }
+        }
+        reply.bulk(text.as_bytes());
+        Ok(())
+    }
 }
 
 fn write_section(section: &str, shared: &Shared, text: &mut String) {

@@ -2,16 +2,11 @@
 
 use bytes::Bytes;
 
-use super::{parse_u64, wrong_arity, CmdError, CmdResult};
-use crate::frame::Reply;
+use super::{parse_u64, CmdError, Command};
 
-pub fn run(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
-    if args.len() != 2 {
-        return Err(wrong_arity(args));
-    }
+pub fn parse(args: &[Bytes]) -> Result<Command, CmdError> {
     if parse_u64(&args[1])? != 0 {
         return Err(CmdError::Refused("DB index is out of range"));
     }
-    reply.simple("OK");
-    Ok(())
+    Ok(Command::Select)
 }

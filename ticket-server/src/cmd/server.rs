@@ -3,15 +3,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
-
-use super::{wrong_arity, CmdResult, Session};
+use super::{CmdResult, Session};
 use crate::frame::Reply;
 use crate::shared::Shared;
 
 /// `ROLE`: a primary at replication offset 0 with no replicas.
-pub fn role(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
-    no_arguments(args)?;
+pub fn role(reply: &mut Reply<'_>) -> CmdResult {
     reply.array(3);
     reply.bulk(b"master");
     reply.integer(0);
@@ -20,8 +17,7 @@ pub fn role(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
 }
 
 /// `TIME`: seconds and microseconds, as two bulk strings.
-pub fn time(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
-    no_arguments(args)?;
+pub fn time(reply: &mut Reply<'_>) -> CmdResult {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -32,21 +28,14 @@ pub fn time(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
 }
 
 /// `DBSIZE`: sequences are not keys.
-pub fn dbsize(args: &[Bytes], reply: &mut Reply<'_>) -> CmdResult {
-    no_arguments(args)?;
+pub fn dbsize(reply: &mut Reply<'_>) -> CmdResult {
     reply.integer(0);
     Ok(())
 }
 
 /// `RESET`: the connection as new: RESP2, no name, no transaction, and unauthenticated when a
 /// password is set.
-pub fn reset(
-    args: &[Bytes],
-    session: &mut Session,
-    shared: &Shared,
-    reply: &mut Reply<'_>,
-) -> CmdResult {
-    no_arguments(args)?;
+pub fn reset(session: &mut Session, shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
     *session = Session {
         id: session.id,
         authenticated: shared.config.requirepass.is_none(),
@@ -55,12 +44,4 @@ pub fn reset(
     reply.resp3 = false;
     reply.simple("RESET");
     Ok(())
-}
-
-fn no_arguments(args: &[Bytes]) -> CmdResult {
-    if args.len() == 1 {
-        Ok(())
-    } else {
-        Err(wrong_arity(args))
-    }
 }

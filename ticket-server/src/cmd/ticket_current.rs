@@ -3,22 +3,35 @@
 use bytes::Bytes;
 
 use super::ticket_next::DEFAULT_SEQUENCE;
-use super::{wrong_arity, CmdResult};
+use super::{wrong_arity, CmdError, CmdResult, Command};
 use crate::frame::Reply;
 use crate::shared::Shared;
 use crate::store::StoreError;
 
-pub fn run(args: &[Bytes], shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
-    let name = match args.len() {
-        1 => DEFAULT_SEQUENCE,
-        2 => std::str::from_utf8(&args[1]).map_err(|_| StoreError::BadName)?,
-        _ => return Err(wrong_arity(args)),
-    };
-    // Only a sequence that exists: a read creates nothing.
-    let seq = shared.store.existing(name)?;
-    match seq.and_then(|s| s.current()) {
-        Some(ticket) => reply.integer(ticket as i64),
-        None => reply.null(),
+/// `TICKET.CURRENT`, parsed.
+#[derive(Debug)]
+pub struct TicketCurrent {
+    sequence: Bytes,
+}
+
+impl TicketCurrent {
+    pub fn parse(args: &[Bytes]) -> Result<Command, CmdError> {
+        let sequence = match args.len() {
+            1 => Bytes::from_static(DEFAULT_SEQUENCE.as_bytes()),
+            2 => args[1].clone(),
+            _ => return Err(wrong_arity(args)),
+        };
+        Ok(Command::TicketCurrent(TicketCurrent { sequence }))
     }
-    Ok(())
+
+    pub fn apply(self, shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
+        let name = std::str::from_utf8(&self.sequence).map_err(|_| StoreError::BadName)?;
+        // Only a sequence that exists: a read creates nothing.
+        let seq = shared.store.existing(name)?;
+        match seq.and_then(|s| s.current()) {
+            Some(ticket) => reply.integer(ticket as i64),
+            None => reply.null(),
+        }
+        Ok(())
+    }
 }

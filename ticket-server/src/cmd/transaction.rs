@@ -2,25 +2,21 @@
 //! what redis-py's default `pipeline()` sends. A ticket server has no keys, so a watched key is
 //! never modified and EXEC never aborts for WATCH.
 
-use bytes::Bytes;
-
-use super::{wrong_arity, CmdError, CmdResult, Session};
+use super::{CmdError, CmdResult, Command, Session};
 use crate::frame::Reply;
 
 /// A transaction being queued.
 #[derive(Debug, Default)]
 pub struct Queued {
-    /// The queued requests, run in order by EXEC.
-    pub requests: Vec<Vec<Bytes>>,
-    /// A request was refused while queuing: EXEC discards the transaction.
+    /// The queued commands, applied in order by EXEC; one that failed to parse answers with
+    /// its error in its place.
+    pub commands: Vec<Result<Command, CmdError>>,
+    /// An unknown command or a wrong arity while queuing: EXEC discards the transaction.
     pub refused: bool,
 }
 
 /// `MULTI`.
-pub fn multi(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> CmdResult {
-    if args.len() != 1 {
-        return Err(wrong_arity(args));
-    }
+pub fn multi(session: &mut Session, reply: &mut Reply<'_>) -> CmdResult {
     if session.queued.is_some() {
         return Err(CmdError::Refused("MULTI calls can not be nested"));
     }
@@ -30,10 +26,7 @@ pub fn multi(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> Cm
 }
 
 /// `DISCARD`.
-pub fn discard(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> CmdResult {
-    if args.len() != 1 {
-        return Err(wrong_arity(args));
-    }
+pub fn discard(session: &mut Session, reply: &mut Reply<'_>) -> CmdResult {
     session
         .queued
         .take()
@@ -42,15 +35,11 @@ pub fn discard(args: &[Bytes], session: &mut Session, reply: &mut Reply<'_>) -> 
     Ok(())
 }
 
-/// `EXEC`: the queued requests to run, once the array header is written.
+/// `EXEC`: the queued commands to apply, once the array header for their replies is written.
 pub fn exec(
-    args: &[Bytes],
     session: &mut Session,
     reply: &mut Reply<'_>,
-) -> Result<Vec<Vec<Bytes>>, CmdError> {
-    if args.len() != 1 {
-        return Err(wrong_arity(args));
-    }
+) -> Result<Vec<Result<Command, CmdError>>, CmdError> {
     let queued = session
         .queued
         .take()
@@ -58,19 +47,21 @@ pub fn exec(
     if queued.refused {
         return Err(CmdError::ExecAbort);
     }
-    reply.array(queued.requests.len());
-    Ok(queued.requests)
+    reply.array(queued.commands.len());
+    Ok(queued.commands)
 }
 
-/// `WATCH key [key ...]` and `UNWATCH`: accepted; nothing here can change a key.
-pub fn watch(args: &[Bytes], session: &Session, reply: &mut Reply<'_>) -> CmdResult {
-    let unwatch = args[0].eq_ignore_ascii_case(b"UNWATCH");
-    if (unwatch && args.len() != 1) || (!unwatch && args.len() < 2) {
-        return Err(wrong_arity(args));
-    }
-    if !unwatch && session.queued.is_some() {
+/// `WATCH key [key ...]`: accepted outside a transaction; nothing here can change a key.
+pub fn watch(session: &Session, reply: &mut Reply<'_>) -> CmdResult {
+    if session.queued.is_some() {
         return Err(CmdError::Refused("WATCH inside MULTI is not allowed"));
     }
+    reply.simple("OK");
+    Ok(())
+}
+
+/// `UNWATCH`.
+pub fn unwatch(reply: &mut Reply<'_>) -> CmdResult {
     reply.simple("OK");
     Ok(())
 }

@@ -1037,3 +1037,54 @@ fn the_set_grows_from_two_servers_to_three_without_a_repeat() {
     assert_eq!(residues.len(), 3, "not all three servers issued");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The log lines a server writes up to "ticket server ready", started with `listen` and
+/// `password` (given through the environment, as a deployment that keeps it out of
+/// `/proc/PID/cmdline` would).
+fn start_log(name: &str, listen: &str, password: Option<&str>) -> String {
+    use std::io::BufRead;
+    let dir = data_dir(name);
+    let mut command = Command::new(idgen_tests::ticket::binary());
+    command
+        .args(["serve", "--init", "--listen", listen, "--data-dir"])
+        .arg(&dir)
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if let Some(password) = password {
+        command.env("TICKET_SERVER_REQUIREPASS", password);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut log = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("ticket server ready") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+    log
+}
+
+/// Listening beyond loopback without a password is warned about at start; loopback, or a
+/// password, is not.
+#[test]
+fn listening_beyond_loopback_without_a_password_is_warned_about() {
+    const WARNING: &str = "listening beyond loopback without a password";
+    let open = start_log("ticket-warn-open", "0.0.0.0:0", None);
+    assert!(open.contains(WARNING), "{open}");
+    let guarded = start_log("ticket-warn-guarded", "0.0.0.0:0", Some("s3cret"));
+    assert!(
+        guarded.contains("ticket server ready") && !guarded.contains(WARNING),
+        "{guarded}"
+    );
+    let local = start_log("ticket-warn-local", "127.0.0.1:0", None);
+    assert!(
+        local.contains("ticket server ready") && !local.contains(WARNING),
+        "{local}"
+    );
+}

@@ -56,55 +56,11 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
     tokio::pin!(idle_timer, shutting_down);
     let mut request_clock = RequestClock::default();
     loop {
-        let mut close = false;
-        let mut progressed = false;
-        // Run requests until the replies make a batch worth sending: a client pipelining many
-        // large requests without reading must not make the server buffer all their replies.
-        while out.len() < REPLY_BATCH {
-            match parse_request(&mut input) {
-                Ok(Some(args)) => {
-                    progressed = true;
-                    let mut reply = Reply {
-                        out: &mut out,
-                        resp3: session.resp3,
-                    };
-                    execute(&args, &mut session, &shared, &mut reply).await;
-                    if session.quit {
-                        close = true;
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    Reply {
-                        out: &mut out,
-                        resp3: session.resp3,
-                    }
-                    .error(&CmdError::Protocol(e.0).text());
-                    close = true;
-                    break;
-                }
-            }
-        }
+        let Batch { progressed, close } =
+            run_batch(&mut input, &mut out, &mut session, &shared).await;
         let batch_full = out.len() >= REPLY_BATCH;
-        if !close && input.len() > MAX_QUERY {
-            Reply {
-                out: &mut out,
-                resp3: session.resp3,
-            }
-            .error(&CmdError::Protocol("request too large").text());
-            close = true;
-        }
-        if !out.is_empty() {
-            // Most replies fit the socket buffer at once; only a slow reader needs the timer.
-            let sent = socket.try_write(&out).unwrap_or(0);
-            if sent < out.len() {
-                match timeout(WRITE_TIMEOUT, socket.write_all(&out[sent..])).await {
-                    Ok(Ok(())) => {}
-                    _ => return,
-                }
-            }
-            out.clear();
+        if !out.is_empty() && !flush(&mut socket, &mut out).await {
+            return;
         }
         if close {
             return;
@@ -137,4 +93,73 @@ pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcas
             _ = &mut shutting_down => return,
         }
     }
+}
+
+/// What one run of requests left behind.
+struct Batch {
+    /// At least one request ran.
+    progressed: bool,
+    /// The connection is to be closed once the replies are sent.
+    close: bool,
+}
+
+/// Runs the complete requests in `input` until the replies make a batch worth sending: a client
+/// pipelining many large requests without reading must not make the server buffer all their
+/// replies.
+async fn run_batch(
+    input: &mut BytesMut,
+    out: &mut BytesMut,
+    session: &mut Session,
+    shared: &Shared,
+) -> Batch {
+    let mut progressed = false;
+    while out.len() < REPLY_BATCH {
+        let mut reply = Reply {
+            out,
+            resp3: session.resp3,
+        };
+        match parse_request(input) {
+            Ok(Some(args)) => {
+                progressed = true;
+                execute(&args, session, shared, &mut reply).await;
+                if session.quit {
+                    return Batch {
+                        progressed,
+                        close: true,
+                    };
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                reply.error(&CmdError::Protocol(e.0).text());
+                return Batch {
+                    progressed,
+                    close: true,
+                };
+            }
+        }
+    }
+    let close = input.len() > MAX_QUERY;
+    if close {
+        Reply {
+            out,
+            resp3: session.resp3,
+        }
+        .error(&CmdError::Protocol("request too large").text());
+    }
+    Batch { progressed, close }
+}
+
+/// Sends `out` and clears it; false when the client is gone or reads too slowly.
+async fn flush(socket: &mut TcpStream, out: &mut BytesMut) -> bool {
+    // Most replies fit the socket buffer at once; only a slow reader needs the timer.
+    let sent = socket.try_write(out).unwrap_or(0);
+    if sent < out.len() {
+        match timeout(WRITE_TIMEOUT, socket.write_all(&out[sent..])).await {
+            Ok(Ok(())) => {}
+            _ => return false,
+        }
+    }
+    out.clear();
+    true
 }

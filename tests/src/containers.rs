@@ -55,7 +55,7 @@ fn engine_answers() -> Result<(), String> {
 /// Builds the images from the release artifacts `make test` has built, so the containers run
 /// this tree's code; layers are cached, so a rebuild of unchanged artifacts is quick.
 fn build_images() -> Result<(), String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker/build-images.sh");
+    let script = crate::workspace_root().join("docker/build-images.sh");
     let output = Command::new(&script)
         .arg("--skip-build")
         .output()
@@ -150,7 +150,7 @@ impl Compose {
     /// Runs `docker compose` (the plugin where installed, else `docker-compose`) with `args`;
     /// panics with its output on failure.
     pub fn run(&self, args: &[&str]) -> String {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker/compose.yml");
+        let file = crate::workspace_root().join("docker/compose.yml");
         let plugin = Command::new("docker")
             .args(["compose", "version"])
             .output()

@@ -9,6 +9,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use redis;
@@ -29,11 +30,33 @@ pub fn module_path() -> PathBuf {
     )
 }
 
-/// The workspace's root directory.
+/// The root of the checkout this test or benchmark runs in, found at run time: from the running
+/// executable (`<root>/target/<profile>/deps/<name>`), else from the current directory (cargo
+/// runs tests and benches in their package's directory). Not the path it was compiled in: a
+/// copied checkout with an old `target/` must run its own binaries and write its own reports.
 pub fn workspace_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let is_root = |dir: &&Path| {
+            std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| t.contains("[workspace]"))
+        };
+        let exe = std::env::current_exe().ok();
+        let from_exe = exe.as_deref().and_then(|exe| {
+            let target = exe
+                .ancestors()
+                .find(|d| d.file_name() == Some("target".as_ref()))?;
+            target.parent().filter(is_root).map(Path::to_path_buf)
+        });
+        let cwd = std::env::current_dir().ok();
+        let from_cwd = || {
+            cwd.as_deref()
+                .and_then(|cwd| cwd.ancestors().find(is_root))
+                .map(Path::to_path_buf)
+        };
+        from_exe
+            .or_else(from_cwd)
+            .expect("no Cargo workspace above the executable or the current directory")
+    })
 }
 
 /// `target/release/FILE` of the workspace, or the path in `env_var`. Fails clearly when it is
@@ -176,7 +199,7 @@ impl Server {
 
     /// Starts a server; on failure returns its log (e.g. why the module refused to load).
     pub fn try_start(options: Options) -> Result<Server, String> {
-        let module = module_path();
+        let module = (!options.no_module).then(module_path);
         let keep_dir = options.dir.is_some();
         let dir = options.dir.clone().unwrap_or_else(scratch_dir);
         std::fs::create_dir_all(&dir).expect("create server dir");
@@ -184,11 +207,14 @@ impl Server {
         let log = dir.join("redis.log");
         let mut command = Command::new("redis-server");
         if !options.config_lines.is_empty() {
-            let mut conf = format!(
-                "loadmodule {} {}\n",
-                module.display(),
-                options.module_args.join(" ")
-            );
+            let mut conf = match &module {
+                Some(module) => format!(
+                    "loadmodule {} {}\n",
+                    module.display(),
+                    options.module_args.join(" ")
+                ),
+                None => String::new(),
+            };
             for line in &options.config_lines {
                 conf.push_str(line);
                 conf.push('\n');
@@ -210,10 +236,10 @@ impl Server {
             .arg(&dir)
             .arg("--logfile")
             .arg(&log);
-        if options.config_lines.is_empty() {
+        if let Some(module) = module.filter(|_| options.config_lines.is_empty()) {
             command
                 .arg("--loadmodule")
-                .arg(&module)
+                .arg(module)
                 .args(&options.module_args);
         }
         command.args(&options.server_args);

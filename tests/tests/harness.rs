@@ -30,3 +30,36 @@ fn a_source_newer_than_the_binary_is_found() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `Options::no_module` gives a plain redis-server: the INCR baseline of the comparison runs on
+/// one, not on a server with the module loaded.
+#[test]
+fn no_module_starts_a_plain_redis_server() {
+    let plain = idgen_tests::Server::start_with(idgen_tests::Options {
+        no_module: true,
+        ..Default::default()
+    });
+    let modules: Vec<idgen_tests::redis::Value> = idgen_tests::cmd(&["MODULE", "LIST"])
+        .query(&mut plain.connection())
+        .unwrap();
+    assert!(modules.is_empty(), "{modules:?}");
+    let err = idgen_tests::error_of(
+        &mut plain.connection(),
+        &idgen_tests::cmd(&["SNOWFLAKE.NEXT"]),
+    );
+    assert!(err.contains("unknown command"), "{err}");
+}
+
+/// The checkout is found at run time, from the test's own executable.
+#[test]
+fn the_workspace_root_is_the_checkout_the_test_runs_in() {
+    let root = idgen_tests::workspace_root();
+    let exe = std::env::current_exe().unwrap();
+    assert!(
+        exe.starts_with(root),
+        "{} not under {}",
+        exe.display(),
+        root.display()
+    );
+    assert!(root.join("tests/tests/harness.rs").is_file());
+}

@@ -1,8 +1,9 @@
 //! Every approach side by side: `cargo bench --bench compare` (full, a few minutes) or
-//! `cargo bench --bench compare -- --quick` (under a minute). Starts the servers itself on free
-//! loopback ports, drives each approach with the same client loop at 1, 16 and 64 connections,
-//! unpipelined and with 16 requests in flight, and writes `target/compare/report.md` with a
-//! throughput plot and a latency CDF.
+//! `cargo bench --bench compare -- --quick` (about a minute). Starts the servers itself on free
+//! loopback ports, drives each approach of one table with the same client loop at 1, 16 and 64
+//! connections (threads for in-process generators), unpipelined and with 16 requests in
+//! flight, and writes `target/compare/report.md` of the checkout it runs in, with a summary by
+//! question, plots per pipelining depth and the latency tail.
 
 use std::path::Path;
 use std::process::Command;
@@ -10,41 +11,260 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use idgen_benches::compare::mariadb::{FlickrClient, MariaDb};
+use idgen_benches::compare::approach::{measure, Approach, Target, DATESEQ_DIGITS};
+use idgen_benches::compare::mariadb::MariaDb;
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
-    drive, properties, svg, Budget, Measurement, Row, CONNECTIONS, PIPELINES,
+    generators, is_properties_sample, properties, svg, Budget, Row, CONNECTIONS, PIPELINES,
+    SAMPLE_CONNECTIONS,
 };
+use idgen_client::{LeaseOptions, LeasedGenerator};
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{data_dir, Options, Server};
 use indicatif::{ProgressBar, ProgressStyle};
-use redis::aio::MultiplexedConnection;
-use redis::Value;
+use ticket_server::client::prefetch::Prefetch;
 use ticket_server::client::RoundRobin;
 
-/// How an approach is reached.
-enum Target {
-    /// A command sent to a RESP server (its reply: an ID, or an array of IDs).
-    Resp {
-        url: String,
-        command: Vec<&'static str>,
-    },
-    /// The round-robin client over the ticket pair.
-    RoundRobin(Arc<RoundRobin>),
-    /// A generator called in this process (128-bit IDs).
-    InProcess(fn() -> u128),
-    /// Flickr's MariaDB ticket servers, used in turn by each client.
-    Flickr(Vec<String>),
-    /// Not available here, and why.
-    Missing(String),
+/// What the 12-bit sequence of the Twitter layout allows.
+const SNOWFLAKE_CAP: &str = "4,096 per ms per worker";
+
+/// The servers and clients the approaches use, stopped when dropped.
+struct Setup {
+    module: Server,
+    plain: Server,
+    single: TicketServer,
+    _odd: TicketServer,
+    even: TicketServer,
+    pair: Arc<RoundRobin>,
+    prefetch: Arc<Prefetch>,
+    leased: Result<Arc<LeasedGenerator>, String>,
+    flickr: Result<(MariaDb, MariaDb), String>,
+    dir: std::path::PathBuf,
 }
 
-struct Approach {
-    name: &'static str,
-    target: Target,
-    bits: u32,
-    node_death: String,
-    coordination: &'static str,
+impl Setup {
+    fn start(runtime: &tokio::runtime::Runtime) -> Result<Setup> {
+        let module = Server::start(&["worker-id", "1"]);
+        let plain = Server::start_with(Options {
+            no_module: true,
+            ..Options::default()
+        });
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("idgen.dateseq-digits")
+            .arg(DATESEQ_DIGITS)
+            .query(&mut module.connection())?;
+        let dir = data_dir("compare");
+        let single = TicketServer::start(1, 1, &dir.join("single"), &[]);
+        let (odd, even) = TicketServer::odd_and_even(&dir, &[]);
+        let pair = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()])?);
+        let prefetch = Arc::new(Prefetch::start(
+            Arc::clone(&pair),
+            "compare-prefetch",
+            1_000_000,
+            runtime.handle(),
+        ));
+        let mut lease = LeaseOptions::new(&module.url(), "compare").ttl(Duration::from_secs(2));
+        lease.settings.max_drift_ms = 0;
+        let leased = LeasedGenerator::start(lease)
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        let flickr = runtime.block_on(async {
+            let first = MariaDb::start(&dir, 1, 2).await?;
+            let second = MariaDb::start(&dir, 2, 2).await?;
+            Ok::<_, String>((first, second))
+        });
+        Ok(Setup {
+            module,
+            plain,
+            single,
+            _odd: odd,
+            even,
+            pair,
+            prefetch,
+            leased,
+            flickr,
+            dir,
+        })
+    }
+
+    /// The table of approaches.
+    fn approaches(&self) -> Vec<Approach> {
+        let resp = |url: String, command: &[&str]| Target::Resp {
+            url,
+            command: command.iter().map(|s| s.to_string()).collect(),
+            range: command[0] == "DATESEQ.NEXT" && command.contains(&"COUNT"),
+        };
+        let in_process = |make| Target::InProcess(generators::stateless(make));
+        let row = |name: &str, target, bits, cap, node_death: &str, coordination| Approach {
+            name: name.to_string(),
+            target,
+            bits,
+            cap,
+            node_death: node_death.to_string(),
+            coordination,
+        };
+        let no_server = "nothing: no server";
+        let dateseq_cap = "10^10 per day per prefix";
+        vec![
+            row(
+                "SNOWFLAKE.NEXT (module)",
+                resp(self.module.url(), &["SNOWFLAKE.NEXT"]),
+                64,
+                SNOWFLAKE_CAP,
+                "not measured: clients move to another node (its own worker-id)",
+                "a unique worker-id per node",
+            ),
+            row(
+                "SNOWFLAKE.NEXT COUNT 100 (module, batched)",
+                resp(self.module.url(), &["SNOWFLAKE.NEXT", "COUNT", "100"]),
+                64,
+                SNOWFLAKE_CAP,
+                "as above",
+                "a unique worker-id per node",
+            ),
+            row(
+                "DATESEQ.NEXT (module)",
+                resp(self.module.url(), &["DATESEQ.NEXT", "compare"]),
+                64,
+                dateseq_cap,
+                "not measured: the prefix's primary must fail over (Redis replication)",
+                "one Redis primary per prefix (its Cluster slot)",
+            ),
+            row(
+                "DATESEQ.NEXT COUNT 100 (module, batched)",
+                resp(
+                    self.module.url(),
+                    &["DATESEQ.NEXT", "compare-bulk", "COUNT", "100"],
+                ),
+                64,
+                dateseq_cap,
+                "as above",
+                "one Redis primary per prefix (its Cluster slot)",
+            ),
+            row(
+                "date sequence by the client: INCR + EXPIRE, plain redis-server",
+                Target::DateSeqByClient {
+                    url: self.plain.url(),
+                    prefix: "compare-client".into(),
+                },
+                64,
+                dateseq_cap,
+                "not measured: the key's primary must fail over",
+                "one Redis primary per prefix",
+            ),
+            row(
+                "TICKET.NEXT, one ticket-server",
+                resp(self.single.url(), &["TICKET.NEXT"]),
+                64,
+                "disk-bound blocks; no cap per ms",
+                "not measured: a single point of failure",
+                "none; one server",
+            ),
+            row(
+                "TICKET.NEXT, odd/even pair, round robin",
+                Target::RoundRobin(Arc::clone(&self.pair)),
+                64,
+                "no cap per ms",
+                "",
+                "offset and increment per server; a fixed set of N",
+            ),
+            row(
+                "prefetching ticket client (in process, blocks of 1M from the pair)",
+                Target::InProcess(generators::prefetch(Arc::clone(&self.prefetch))),
+                64,
+                "no cap per ms",
+                "not measured: blocks keep coming from the surviving server",
+                "offset and increment per server; a fixed set of N",
+            ),
+            row(
+                "leased Snowflake generator (in process, worker-id leased from the module)",
+                match &self.leased {
+                    Ok(g) => Target::InProcess(generators::leased(Arc::clone(g))),
+                    Err(why) => Target::Missing(format!("no lease: {why}")),
+                },
+                64,
+                SNOWFLAKE_CAP,
+                "not measured: issues until its lease ends, then refuses",
+                "a lease from the coordinator",
+            ),
+            row(
+                "idgen-core Snowflake (in process, held to the clock)",
+                Target::InProcess(generators::snowflake(0)),
+                64,
+                SNOWFLAKE_CAP,
+                no_server,
+                "a unique worker-id per thread",
+            ),
+            row(
+                "idgen-core Snowflake (in process, uncapped: borrows up to a day ahead)",
+                Target::InProcess(generators::snowflake(86_400_000)),
+                64,
+                "uncapped while it borrows ahead (not comparable with capped rows)",
+                no_server,
+                "a unique worker-id per thread",
+            ),
+            row(
+                "INCR, plain redis-server",
+                resp(self.plain.url(), &["INCR", "compare"]),
+                64,
+                "no cap per ms",
+                "not measured: the key's primary must fail over",
+                "one Redis primary per key",
+            ),
+            row(
+                "UUID v4 (uuid crate, in process)",
+                in_process(generators::uuid_v4),
+                128,
+                "none (random)",
+                no_server,
+                "none",
+            ),
+            row(
+                "UUID v7 (uuid crate, in process)",
+                in_process(generators::uuid_v7),
+                128,
+                "none (random below the ms)",
+                no_server,
+                "none",
+            ),
+            row(
+                "ULID (ulid 1.x, in process)",
+                in_process(generators::ulid),
+                128,
+                "none (random below the ms)",
+                no_server,
+                "none",
+            ),
+            row(
+                "MongoDB ObjectId (bson crate, in process)",
+                in_process(generators::object_id),
+                96,
+                "2^24 per second per process",
+                no_server,
+                "none",
+            ),
+            row(
+                "Simpleflake (41 ms + 22 random bits, in process)",
+                Target::InProcess(generators::simpleflake()),
+                64,
+                "none; collisions likely past ~2,000 per ms",
+                no_server,
+                "none",
+            ),
+            row(
+                "Flickr original: 2 MariaDB, REPLACE INTO",
+                match &self.flickr {
+                    Ok((a, b)) => Target::Flickr(vec![a.url(), b.url()]),
+                    Err(why) => Target::Missing(why.clone()),
+                },
+                64,
+                "one durable commit per ID",
+                "not measured: clients skip the dead server (as the pair above)",
+                "auto-increment-increment and -offset per server",
+            ),
+        ]
+    }
 }
 
 fn main() -> Result<()> {
@@ -54,182 +274,31 @@ fn main() -> Result<()> {
     } else {
         Budget::full()
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .context("workspace root")?
-        .to_path_buf();
+    let root = idgen_tests::workspace_root().to_path_buf();
     build_servers(&root)?;
-
-    let module = Server::start(&["worker-id", "1"]);
-    let plain = Server::start_with(Options {
-        no_module: true,
-        ..Options::default()
-    });
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("idgen.dateseq-digits")
-        .arg("10")
-        .query(&mut module.connection())?;
-    let dir = data_dir("compare");
-    let single = TicketServer::start(1, 1, &dir.join("single"), &[]);
-    let (odd, mut even) = TicketServer::odd_and_even(&dir, &[]);
-    let pair = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()])?);
     let runtime = tokio::runtime::Runtime::new()?;
-    let flickr = runtime.block_on(async {
-        let first = MariaDb::start(&dir, 1, 2).await?;
-        let second = MariaDb::start(&dir, 2, 2).await?;
-        Ok::<_, String>((first, second))
-    });
-    let flickr_target = match &flickr {
-        Ok((a, b)) => Target::Flickr(vec![a.url(), b.url()]),
-        Err(why) => Target::Missing(why.clone()),
-    };
-
-    let approaches = vec![
-        Approach {
-            name: "SNOWFLAKE.NEXT (module)",
-            target: Target::Resp {
-                url: module.url(),
-                command: vec!["SNOWFLAKE.NEXT"],
-            },
-            bits: 64,
-            node_death: "not measured: clients move to another node (its own worker-id)".into(),
-            coordination: "a unique worker-id per node",
-        },
-        Approach {
-            name: "SNOWFLAKE.NEXT COUNT 100 (module, batched)",
-            target: Target::Resp {
-                url: module.url(),
-                command: vec!["SNOWFLAKE.NEXT", "COUNT", "100"],
-            },
-            bits: 64,
-            node_death: "as above".into(),
-            coordination: "a unique worker-id per node",
-        },
-        Approach {
-            name: "DATESEQ.NEXT (module)",
-            target: Target::Resp {
-                url: module.url(),
-                command: vec!["DATESEQ.NEXT", "compare"],
-            },
-            bits: 64,
-            node_death: "not measured: the prefix's primary must fail over (Redis replication)"
-                .into(),
-            coordination: "one Redis primary per prefix (its Cluster slot)",
-        },
-        Approach {
-            name: "TICKET.NEXT, one ticket-server",
-            target: Target::Resp {
-                url: single.url(),
-                command: vec!["TICKET.NEXT"],
-            },
-            bits: 64,
-            node_death: "not measured: a single point of failure".into(),
-            coordination: "none; one server",
-        },
-        Approach {
-            name: "TICKET.NEXT, odd/even pair, round robin",
-            target: Target::RoundRobin(Arc::clone(&pair)),
-            bits: 64,
-            node_death: String::new(), // measured below
-            coordination: "offset and increment per server; a fixed set of N",
-        },
-        Approach {
-            name: "INCR, plain redis-server",
-            target: Target::Resp {
-                url: plain.url(),
-                command: vec!["INCR", "compare"],
-            },
-            bits: 64,
-            node_death: "not measured: the key's primary must fail over".into(),
-            coordination: "one Redis primary per key",
-        },
-        Approach {
-            name: "UUID v4 (uuid crate, in process)",
-            target: Target::InProcess(|| uuid::Uuid::new_v4().as_u128()),
-            bits: 128,
-            node_death: "nothing: no server".into(),
-            coordination: "none",
-        },
-        Approach {
-            name: "UUID v7 (uuid crate, in process)",
-            target: Target::InProcess(|| uuid::Uuid::now_v7().as_u128()),
-            bits: 128,
-            node_death: "nothing: no server".into(),
-            coordination: "none",
-        },
-        Approach {
-            name: "Flickr original: 2 MariaDB, REPLACE INTO",
-            target: flickr_target,
-            bits: 64,
-            node_death: "not measured: clients skip the dead server (as the pair above)".into(),
-            coordination: "auto-increment-increment and -offset per server",
-        },
-    ];
+    let mut setup = Setup::start(&runtime)?;
+    let approaches = setup.approaches();
 
     let scenarios: usize = approaches
         .iter()
-        .map(|a| match a.target {
-            Target::InProcess(_) | Target::Flickr(_) => CONNECTIONS.len(),
-            Target::Missing(_) => 0,
-            _ => CONNECTIONS.len() * PIPELINES.len(),
-        })
+        .filter(|a| !matches!(a.target, Target::Missing(_)))
+        .map(|a| CONNECTIONS.len() * a.target.pipelines().len())
         .sum();
     let bar = ProgressBar::new(scenarios as u64 + 1);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-
-    let mut rows = Vec::new();
-    let mut props = Vec::new();
+    let (mut rows, mut props) = (Vec::new(), Vec::new());
     for approach in &approaches {
-        let mut measurements = Vec::new();
-        let mut sample = None;
-        let mut repeats = 0;
-        let result: Result<(), String> = (|| {
-            for &c in &CONNECTIONS {
-                // MySQL's protocol has no pipelining; in-process calls have nothing to pipeline.
-                let pipelines: &[usize] = match approach.target {
-                    Target::InProcess(_) | Target::Flickr(_) => &[1],
-                    _ => &PIPELINES,
-                };
-                for &p in pipelines {
-                    bar.set_message(format!("{} · {c} conn × {p}", approach.name));
-                    let (m, ids, repeated) = measure(&runtime, &approach.target, c, p, budget)
-                        .map_err(|e| e.to_string())?;
-                    repeats += repeated;
-                    if c == 1 && p == 1 {
-                        sample = Some(ids);
-                    }
-                    measurements.push(m);
-                    bar.inc(1);
-                }
-            }
-            Ok(())
-        })();
-        let result = match (&approach.target, result) {
-            (Target::Missing(why), _) => Err(why.clone()),
-            (_, Err(e)) => Err(e),
-            (_, Ok(())) => Ok(measurements),
-        };
-        props.push(Properties {
-            name: approach.name.to_string(),
-            bits: approach.bits,
-            out_of_order: sample.as_deref().map(properties::out_of_order),
-            k: sample.as_deref().map(properties::k_ordering),
-            duplicates: result.is_ok().then_some(repeats),
-            node_death: approach.node_death.clone(),
-            coordination: approach.coordination.to_string(),
-        });
-        rows.push(Row {
-            name: approach.name.to_string(),
-            results: result,
-        });
+        let (row, prop) = run_approach(&runtime, approach, budget, &bar);
+        rows.push(row);
+        props.push(prop);
     }
 
     bar.set_message("a node of the ticket pair dies mid-run");
-    let death = runtime.block_on(node_death(&pair, &mut even, budget));
+    let death = runtime.block_on(node_death(&setup.pair, &mut setup.even, budget));
     if let Some(p) = props
         .iter_mut()
         .find(|p| p.name.starts_with("TICKET.NEXT, odd/even"))
@@ -244,9 +313,62 @@ fn main() -> Result<()> {
     write_report(&out, &rows, &props, quick, budget)?;
     println!("{}", report::summary(&rows));
     println!("report: {}", out.join("report.md").display());
-    drop(flickr);
+    let dir = setup.dir.clone();
+    drop(approaches);
+    drop(setup);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// Every scenario of one approach: its row of measurements and its properties.
+fn run_approach(
+    runtime: &tokio::runtime::Runtime,
+    approach: &Approach,
+    budget: Budget,
+    bar: &ProgressBar,
+) -> (Row, Properties) {
+    let in_process = matches!(approach.target, Target::InProcess(_));
+    let (mut measurements, mut sample, mut repeats) = (Vec::new(), None, 0);
+    let mut result: Result<(), String> = Ok(());
+    'scenarios: for &c in &CONNECTIONS {
+        for &p in approach.target.pipelines() {
+            bar.set_message(format!("{} · {c} × {p}", approach.name));
+            match measure(runtime, approach, c, p, budget) {
+                Ok((m, ids, repeated)) => {
+                    repeats += repeated;
+                    if is_properties_sample(in_process, c, p) {
+                        sample = Some(ids);
+                    }
+                    measurements.push(m);
+                }
+                Err(e) => {
+                    result = Err(e.to_string());
+                    break 'scenarios;
+                }
+            }
+            bar.inc(1);
+        }
+    }
+    let results = result.map(|()| measurements);
+    let props = Properties {
+        name: approach.name.clone(),
+        bits: approach.bits,
+        cap: approach.cap.to_string(),
+        out_of_order: sample.as_deref().map(properties::out_of_order),
+        max_id: sample
+            .as_deref()
+            .filter(|_| approach.bits <= 64)
+            .and_then(|ids| ids.iter().max().copied()),
+        k: sample.as_deref().map(properties::k_ordering),
+        duplicates: results.is_ok().then_some(repeats),
+        node_death: approach.node_death.clone(),
+        coordination: approach.coordination.to_string(),
+    };
+    let row = Row {
+        name: approach.name.clone(),
+        results,
+    };
+    (row, props)
 }
 
 /// The module and the ticket-server binary the servers run, built like `make build` does.
@@ -270,123 +392,6 @@ fn build_servers(root: &Path) -> Result<()> {
         "building the module and ticket-server failed"
     );
     Ok(())
-}
-
-/// One scenario: its measurement, its IDs in arrival order (UUIDs by their top 64 bits, which
-/// hold the time in v7), and how many IDs repeated.
-fn measure(
-    runtime: &tokio::runtime::Runtime,
-    target: &Target,
-    connections: usize,
-    pipeline: usize,
-    budget: Budget,
-) -> Result<(Measurement, Vec<u64>, usize)> {
-    let with_repeats = |(m, ids): (Measurement, Vec<u64>)| {
-        let repeated = properties::duplicates(&ids);
-        (m, ids, repeated)
-    };
-    match target {
-        Target::Resp { url, command } => {
-            let (url, command) = (url.clone(), command.clone());
-            let run = runtime.block_on(drive::run(
-                connections,
-                pipeline,
-                budget,
-                || {
-                    let url = url.clone();
-                    async move {
-                        Ok(redis::Client::open(url)?
-                            .get_multiplexed_async_connection()
-                            .await?)
-                    }
-                },
-                move |conn: &mut MultiplexedConnection, p| {
-                    let mut pipe = redis::pipe();
-                    for _ in 0..p {
-                        pipe.cmd(command[0]);
-                        for arg in &command[1..] {
-                            pipe.arg(*arg);
-                        }
-                    }
-                    let mut conn = conn.clone();
-                    async move {
-                        let replies: Vec<Value> = pipe.query_async(&mut conn).await?;
-                        Ok(flatten(replies))
-                    }
-                },
-            ));
-            run.map(with_repeats)
-        }
-        Target::RoundRobin(client) => {
-            let client = Arc::clone(client);
-            let run = runtime.block_on(drive::run(
-                connections,
-                pipeline,
-                budget,
-                || {
-                    let client = Arc::clone(&client);
-                    async move { Ok(client) }
-                },
-                |client: &mut Arc<RoundRobin>, p| {
-                    let client = Arc::clone(client);
-                    async move {
-                        let calls = (0..p).map(|_| client.next("default"));
-                        futures::future::join_all(calls)
-                            .await
-                            .into_iter()
-                            .collect::<Result<Vec<u64>>>()
-                    }
-                },
-            ));
-            run.map(with_repeats)
-        }
-        Target::Flickr(urls) => {
-            let urls = urls.clone();
-            let run = runtime.block_on(drive::run(
-                connections,
-                pipeline,
-                budget,
-                || {
-                    let urls = urls.clone();
-                    async move {
-                        Ok(Arc::new(tokio::sync::Mutex::new(
-                            FlickrClient::connect(&urls).await?,
-                        )))
-                    }
-                },
-                |client: &mut Arc<tokio::sync::Mutex<FlickrClient>>, _| {
-                    let client = Arc::clone(client);
-                    async move { Ok(vec![client.lock().await.ticket().await?]) }
-                },
-            ));
-            run.map(with_repeats)
-        }
-        Target::InProcess(make) => {
-            let (m, ids) = drive::in_process(connections, budget, *make);
-            let repeated = properties::duplicates(&ids);
-            Ok((
-                m,
-                ids.into_iter().map(|id| (id >> 64) as u64).collect(),
-                repeated,
-            ))
-        }
-        Target::Missing(why) => anyhow::bail!("{why}"),
-    }
-}
-
-fn flatten(replies: Vec<Value>) -> Vec<u64> {
-    let mut ids = Vec::with_capacity(replies.len());
-    for reply in replies {
-        match reply {
-            Value::Int(id) => ids.push(id as u64),
-            Value::Array(items) => ids.extend(items.into_iter().filter_map(|v| match v {
-                Value::Int(id) => Some(id as u64),
-                _ => None,
-            })),
-            _ => {}
-        }
-    }
-    ids
 }
 
 /// Kills the even server a third of the way into a run of 16 callers through the round-robin
@@ -436,32 +441,37 @@ fn write_report(
     budget: Budget,
 ) -> Result<()> {
     let xs: Vec<String> = CONNECTIONS.iter().map(|c| c.to_string()).collect();
-    let throughput: Vec<(String, Vec<f64>)> = rows
-        .iter()
-        .filter_map(|r| {
-            let ms = r.results.as_ref().ok()?;
-            let line = CONNECTIONS
-                .iter()
-                .map(|&c| {
-                    ms.iter()
-                        .find(|m| m.connections == c && m.pipeline == 1)
-                        .map_or(0.0, |m| m.ids_per_s)
-                })
-                .collect();
-            Some((r.name.clone(), line))
-        })
-        .collect();
-    std::fs::write(
-        out.join("throughput.svg"),
-        svg::lines(
-            "IDs per second, one request in flight per connection",
-            "connections",
-            "IDs/s (log scale)",
-            &xs,
-            &throughput,
-        ),
-    )?;
-    let latencies: Vec<(String, Vec<u32>)> = rows
+    for &depth in &PIPELINES {
+        let throughput: Vec<(String, Vec<f64>)> = rows
+            .iter()
+            .filter_map(|r| {
+                let ms = r.results.as_ref().ok()?;
+                let line: Vec<f64> = CONNECTIONS
+                    .iter()
+                    .map(|&c| {
+                        ms.iter()
+                            .find(|m| m.connections == c && m.pipeline == depth)
+                            .map_or(0.0, |m| m.ids_per_s)
+                    })
+                    .collect();
+                line.iter()
+                    .any(|v| *v > 0.0)
+                    .then(|| (r.name.clone(), line))
+            })
+            .collect();
+        std::fs::write(
+            out.join(format!("throughput-{depth}.svg")),
+            svg::lines(
+                &format!("IDs per second, {depth} in flight per connection (threads in process)"),
+                "connections",
+                "IDs/s (log scale)",
+                &xs,
+                &throughput,
+            ),
+        )?;
+    }
+    let levels = ["p50", "p90", "p99", "p99.9"];
+    let tails: Vec<(String, Vec<f64>)> = rows
         .iter()
         .filter_map(|r| {
             let m = r
@@ -470,14 +480,29 @@ fn write_report(
                 .ok()?
                 .iter()
                 .find(|m| m.connections == 16 && m.pipeline == 1)?;
-            (!m.samples_us.is_empty()).then(|| (r.name.clone(), m.samples_us.clone()))
+            let mut sorted = m.samples_us.clone();
+            sorted.sort_unstable();
+            let at = |q: f64| {
+                if !idgen_benches::compare::enough_samples(q, sorted.len()) {
+                    return 0.0; // too few samples: left out of the plot
+                }
+                sorted[((sorted.len() - 1) as f64 * q).round() as usize].max(1) as f64
+            };
+            let line: Vec<f64> = [0.5, 0.9, 0.99, 0.999].iter().map(|&q| at(q)).collect();
+            line.iter()
+                .any(|v| *v > 0.0)
+                .then(|| (r.name.clone(), line))
         })
         .collect();
+    let levels: Vec<String> = levels.iter().map(|l| l.to_string()).collect();
     std::fs::write(
-        out.join("latency-cdf.svg"),
-        svg::cdf(
-            "Round-trip latency, 16 connections, unpipelined",
-            &latencies,
+        out.join("latency-tail.svg"),
+        svg::lines(
+            "Round-trip latency tail, 16 connections, unpipelined",
+            "percentile",
+            "µs (log scale)",
+            &levels,
+            &tails,
         ),
     )?;
 
@@ -494,13 +519,24 @@ fn write_report(
     md.push_str("loop for all (the `redis` crate, one multiplexed connection per worker; the pair goes through\n");
     md.push_str("`ticket_server::client::RoundRobin`). In-process generators: threads instead of connections,\n");
     md.push_str("latency per call. Pipelined = 16 requests in flight per connection; latency is per round trip.\n\n");
-    md.push_str("![throughput](throughput.svg)\n\n![latency](latency-cdf.svg)\n\n## Throughput and latency\n\n");
+    md.push_str("## Which approach wins\n\n");
+    md.push_str(&report::questions(rows, props));
+    md.push_str("\n![unpipelined](throughput-1.svg)\n\n![pipelined](throughput-16.svg)\n\n![latency tail](latency-tail.svg)\n\n## Throughput and latency\n\n");
+    md.push_str("× INCR: the rate over INCR's on a plain redis-server in the same run and scenario. A percentile\n");
+    md.push_str("is shown only with enough samples (p99: 100, p99.9: 1,000). In-process rows time batches of 64\n");
+    md.push_str("calls, so their samples count batches; their errors are refusals (a spent millisecond).\n\n");
     md.push_str(&report::results_table(rows));
-    md.push_str("\n## Properties\n\nOut-of-order share and k-ordering: the IDs of the one-connection unpipelined run (one\n");
-    md.push_str("thread for UUIDs, by their top 64 bits) in the order they arrived: 0% means every ID was larger\n");
-    md.push_str("than all before it. Repeats: over every run (UUIDs compared whole). The module may run up to\n");
-    md.push_str("`idgen.max-drift-ms` ahead of the clock, so short batched runs can exceed 4,096,000 IDs/s;\n");
-    md.push_str("longer ones are held to it and show refusals as errors.\n\n");
+    md.push_str(&format!(
+        "\n## Properties\n\nOut-of-order share and k-ordering: the IDs of the {SAMPLE_CONNECTIONS}-connection unpipelined run,\n"
+    ));
+    md.push_str("merged in the order their replies arrived, as a database fed by many clients sees them (in-process\n");
+    md.push_str("generators: one thread, wider IDs by their top 64 bits): 0% means every ID was larger than all\n");
+    md.push_str("before it. Repeats: over every run (wide IDs compared whole). Cap: what the layout allows;\n");
+    md.push_str("the module may run up to `idgen.max-drift-ms` ahead of the clock, so short batched runs can\n");
+    md.push_str("exceed 4,096,000 IDs/s; longer ones are held to it and show refusals as errors. The uncapped\n");
+    md.push_str(
+        "idgen-core row borrows up to a day ahead and is not comparable with the capped ones.\n\n",
+    );
     md.push_str(&report::properties_table(props));
     std::fs::write(out.join("report.md"), md)?;
     Ok(())

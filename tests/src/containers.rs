@@ -4,7 +4,6 @@
 //! Where no Docker engine answers, every container test fails and says so, unless
 //! `IDGEN_SKIP_DOCKER=1` skips them on purpose; a skipped test prints that it was skipped.
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 

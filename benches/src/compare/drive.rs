@@ -72,6 +72,7 @@ where
         pipeline,
         ids_per_s: ids.len() as f64 / elapsed,
         latency_us: percentiles(&mut samples),
+        samples: samples.len(),
         samples_us: samples,
         errors,
     };
@@ -90,33 +91,45 @@ pub fn percentiles(samples: &mut [u32]) -> [f64; 3] {
     [at(0.50), at(0.99), at(0.999)]
 }
 
-/// In-process generators: `threads` threads calling `make` for the budget; latency per call.
-/// Returns the IDs whole (128 bits), thread by thread.
-pub fn in_process(threads: usize, budget: Budget, make: fn() -> u128) -> (Measurement, Vec<u128>) {
+/// One thread's generator: an ID per call, or `None` when it refused (its millisecond spent, a
+/// lease lost), counted as an error.
+pub type ThreadGenerator = Box<dyn FnMut() -> Option<u128> + Send>;
+
+/// Makes a generator for each thread (a handle on a shared pool, or a generator of its own).
+pub type Factory = std::sync::Arc<dyn Fn() -> ThreadGenerator + Send + Sync>;
+
+/// In-process generators: `threads` threads calling their generator for the budget; latency per
+/// call. Returns the IDs whole (128 bits), thread by thread.
+pub fn in_process(threads: usize, budget: Budget, factory: &Factory) -> (Measurement, Vec<u128>) {
     let started = Instant::now();
     let deadline = started + budget.duration;
     let per_thread = budget.max_requests / threads as u64;
     let handles: Vec<_> = (0..threads)
         .map(|_| {
+            let mut make = factory();
             std::thread::spawn(move || {
-                let (mut ids, mut latencies) = (Vec::new(), Vec::new());
+                let (mut ids, mut latencies, mut errors) = (Vec::new(), Vec::new(), 0u64);
                 // Time batches of 64 calls: a single call is shorter than the clock's resolution.
                 while Instant::now() < deadline && (ids.len() as u64) < per_thread {
                     let t = Instant::now();
                     for _ in 0..64 {
-                        ids.push(make());
+                        match make() {
+                            Some(id) => ids.push(id),
+                            None => errors += 1,
+                        }
                     }
                     latencies.push(((t.elapsed().as_nanos() / 64) as u32).max(1));
                 }
-                (ids, latencies)
+                (ids, latencies, errors)
             })
         })
         .collect();
-    let (mut all, mut samples) = (Vec::new(), Vec::new());
+    let (mut all, mut samples, mut errors) = (Vec::new(), Vec::new(), 0);
     for h in handles {
-        let (ids, l) = h.join().expect("generator thread");
+        let (ids, l, e) = h.join().expect("generator thread");
         all.extend(ids);
         samples.extend(l);
+        errors += e;
     }
     let elapsed = started.elapsed().as_secs_f64();
     let mut ns = percentiles(&mut samples);
@@ -128,8 +141,9 @@ pub fn in_process(threads: usize, budget: Budget, make: fn() -> u128) -> (Measur
         pipeline: 1,
         ids_per_s: all.len() as f64 / elapsed,
         latency_us: ns,
+        samples: samples.len(),
         samples_us: Vec::new(),
-        errors: 0,
+        errors,
     };
     (m, all)
 }

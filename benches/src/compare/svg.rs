@@ -3,14 +3,15 @@
 use std::fmt::Write;
 
 const W: f64 = 900.0;
-const H: f64 = 420.0;
+const H: f64 = 560.0;
 const LEFT: f64 = 80.0;
 const RIGHT: f64 = 360.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
-const COLORS: [&str; 10] = [
+const COLORS: [&str; 24] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
+    "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+    "#e6550d", "#31a354", "#756bb1", "#636363", "#6baed6", "#fd8d3c", "#74c476", "#9e9ac8",
 ];
 
 fn frame(title: &str, x_label: &str, y_label: &str) -> String {

@@ -1,0 +1,223 @@
+//! An approach to compare: how it is reached, and what is known of it beforehand. The
+//! comparison is a table of these; one function measures any of them in one scenario.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use redis::aio::MultiplexedConnection;
+use redis::Value;
+use ticket_server::client::RoundRobin;
+
+use super::drive::{self, Factory};
+use super::mariadb::FlickrClient;
+use super::{properties, Budget, Measurement};
+
+/// How an approach is reached.
+pub enum Target {
+    /// A command sent to a RESP server (its reply: an ID, or an array of IDs; with `range`, the
+    /// array `[first, last]` of consecutive IDs, as DATESEQ.NEXT COUNT gives).
+    Resp {
+        url: String,
+        command: Vec<String>,
+        range: bool,
+    },
+    /// The date sequence done by the client: it formats yyyyMMdd, INCRs `prefix:date` and sets
+    /// the key's expiry, pipelined (what DATESEQ.NEXT replaces).
+    DateSeqByClient { url: String, prefix: String },
+    /// The round-robin client over the ticket pair.
+    RoundRobin(Arc<RoundRobin>),
+    /// A generator called in this process.
+    InProcess(Factory),
+    /// Flickr's MariaDB ticket servers, used in turn by each client.
+    Flickr(Vec<String>),
+    /// Not available here, and why.
+    Missing(String),
+}
+
+impl Target {
+    /// Requests in flight per connection this target is run with: MySQL's protocol has no
+    /// pipelining and in-process calls have nothing to pipeline.
+    pub fn pipelines(&self) -> &'static [usize] {
+        match self {
+            Target::InProcess(_) | Target::Flickr(_) => &[1],
+            _ => &super::PIPELINES,
+        }
+    }
+}
+
+/// One row of the comparison.
+pub struct Approach {
+    pub name: String,
+    pub target: Target,
+    /// Bits per ID.
+    pub bits: u32,
+    /// The most IDs per second it can issue by design, in words.
+    pub cap: &'static str,
+    pub node_death: String,
+    pub coordination: &'static str,
+}
+
+/// The digits DATESEQ.NEXT's counter gets in the comparison (as `idgen.dateseq-digits`).
+pub const DATESEQ_DIGITS: u32 = 10;
+
+/// One scenario: its measurement, its IDs in arrival order as 64-bit numbers (the top 64 bits
+/// of wider IDs, which hold their time), and how many IDs repeated (compared whole).
+pub fn measure(
+    runtime: &tokio::runtime::Runtime,
+    approach: &Approach,
+    connections: usize,
+    pipeline: usize,
+    budget: Budget,
+) -> Result<(Measurement, Vec<u64>, usize)> {
+    let with_repeats = |(m, ids): (Measurement, Vec<u64>)| {
+        let repeated = properties::duplicates(&ids);
+        (m, ids, repeated)
+    };
+    let redis_connect = |url: &String| {
+        let url = url.clone();
+        move || {
+            let url = url.clone();
+            async move {
+                Ok(redis::Client::open(url)?
+                    .get_multiplexed_async_connection()
+                    .await?)
+            }
+        }
+    };
+    match &approach.target {
+        Target::Resp {
+            url,
+            command,
+            range,
+        } => {
+            let (command, range) = (command.clone(), *range);
+            let call = move |conn: &mut MultiplexedConnection, p| {
+                let mut pipe = redis::pipe();
+                for _ in 0..p {
+                    pipe.cmd(&command[0]);
+                    for arg in &command[1..] {
+                        pipe.arg(arg);
+                    }
+                }
+                let mut conn = conn.clone();
+                async move {
+                    let replies: Vec<Value> = pipe.query_async(&mut conn).await?;
+                    Ok(flatten(replies, range))
+                }
+            };
+            let run = drive::run(connections, pipeline, budget, redis_connect(url), call);
+            runtime.block_on(run).map(with_repeats)
+        }
+        Target::DateSeqByClient { url, prefix } => {
+            let prefix = prefix.clone();
+            let call = move |conn: &mut MultiplexedConnection, p| {
+                let date = utc_date(idgen_tests::now_ms());
+                let key = format!("{prefix}:{date}");
+                let mut pipe = redis::pipe();
+                for _ in 0..p {
+                    pipe.cmd("INCR").arg(&key);
+                    pipe.cmd("EXPIRE").arg(&key).arg(2 * 86_400).ignore();
+                }
+                let mut conn = conn.clone();
+                async move {
+                    let counters: Vec<u64> = pipe.query_async(&mut conn).await?;
+                    let scale = 10u64.pow(DATESEQ_DIGITS);
+                    Ok(counters
+                        .into_iter()
+                        .map(|n| date as u64 * scale + n)
+                        .collect())
+                }
+            };
+            let run = drive::run(connections, pipeline, budget, redis_connect(url), call);
+            runtime.block_on(run).map(with_repeats)
+        }
+        Target::RoundRobin(client) => {
+            let client = Arc::clone(client);
+            let run = drive::run(
+                connections,
+                pipeline,
+                budget,
+                || {
+                    let client = Arc::clone(&client);
+                    async move { Ok(client) }
+                },
+                |client: &mut Arc<RoundRobin>, p| {
+                    let client = Arc::clone(client);
+                    async move {
+                        let calls = (0..p).map(|_| client.next("default"));
+                        futures::future::join_all(calls)
+                            .await
+                            .into_iter()
+                            .collect::<Result<Vec<u64>>>()
+                    }
+                },
+            );
+            runtime.block_on(run).map(with_repeats)
+        }
+        Target::Flickr(urls) => {
+            let urls = urls.clone();
+            let run = drive::run(
+                connections,
+                pipeline,
+                budget,
+                || {
+                    let urls = urls.clone();
+                    async move {
+                        Ok(Arc::new(tokio::sync::Mutex::new(
+                            FlickrClient::connect(&urls).await?,
+                        )))
+                    }
+                },
+                |client: &mut Arc<tokio::sync::Mutex<FlickrClient>>, _| {
+                    let client = Arc::clone(client);
+                    async move { Ok(vec![client.lock().await.ticket().await?]) }
+                },
+            );
+            runtime.block_on(run).map(with_repeats)
+        }
+        Target::InProcess(factory) => {
+            let (m, ids) = drive::in_process(connections, budget, factory);
+            let repeated = properties::duplicates(&ids);
+            let wide = approach.bits > 64;
+            let ids = ids
+                .into_iter()
+                .map(|id| if wide { (id >> 64) as u64 } else { id as u64 })
+                .collect();
+            Ok((m, ids, repeated))
+        }
+        Target::Missing(why) => anyhow::bail!("{why}"),
+    }
+}
+
+/// The UTC date of `unix_ms` as the number yyyyMMdd, as a client would format it.
+fn utc_date(unix_ms: i64) -> u32 {
+    idgen_core::dateseq::Calendar::new("UTC")
+        .map(|utc| utc.day_of(unix_ms).date)
+        .unwrap_or(0)
+}
+
+/// The IDs of a pipeline's replies; with `range`, each array is `[first, last]`.
+fn flatten(replies: Vec<Value>, range: bool) -> Vec<u64> {
+    let mut ids = Vec::with_capacity(replies.len());
+    for reply in replies {
+        match reply {
+            Value::Int(id) => ids.push(id as u64),
+            Value::Array(items) => {
+                let items = items.into_iter().filter_map(|v| match v {
+                    Value::Int(id) => Some(id as u64),
+                    _ => None,
+                });
+                if range {
+                    let bounds: Vec<u64> = items.collect();
+                    if let [first, last] = bounds[..] {
+                        ids.extend(first..=last);
+                    }
+                } else {
+                    ids.extend(items);
+                }
+            }
+            _ => {}
+        }
+    }
+    ids
+}

@@ -14,6 +14,7 @@ build: deps
 demo: build
 	scripts/demo.sh
 	@scripts/deps.sh --optional mariadb-server
+	@scripts/deps.sh --optional postgresql
 	cargo bench --bench compare -- --quick
 	@echo "comparison report: target/compare/report.md (plots beside it)"
 
@@ -32,6 +33,7 @@ lint: deps
 
 bench: build
 	@scripts/deps.sh --optional mariadb-server
+	@scripts/deps.sh --optional postgresql
 	@scripts/deps.sh --optional valgrind
 	cargo bench --bench compare
 	cargo build --release -p idgen-benches

@@ -5,8 +5,8 @@
 # Docker engine itself must be running; the container tests fail saying so when it is not.
 # With apt-get as root it installs them; otherwise it says what to install and fails.
 #
-# `deps.sh --optional PACKAGE`: tries to install mariadb-server (the Flickr row of the comparison)
-# or valgrind (instruction counts in benches/module.sh) and carries on without it: the reports
+# `deps.sh --optional PACKAGE`: tries to install mariadb-server (the Flickr row of the comparison),
+# postgresql (the Instagram row) or valgrind (instruction counts in benches/module.sh) and carries on without it: the reports
 # then say what is missing.
 set -euo pipefail
 
@@ -14,6 +14,7 @@ if [ "${1:-}" = --optional ]; then
   shift
   case "$1" in
     mariadb-server) { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; } && exit 0 ;;
+    postgresql) compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null && exit 0 ;;
     *) command -v "${1%-server}" >/dev/null && exit 0 ;;
   esac
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -22,7 +23,7 @@ if [ "${1:-}" = --optional ]; then
     { apt-get install -y -qq "$@" || { apt-get update -qq && apt-get install -y -qq "$@"; }; } >/dev/null 2>&1 \
       || echo "could not install $*: the comparison will say so in its report"
   else
-    echo "optional: $* (not root: install it yourself for the Flickr/MariaDB row of the comparison)"
+    echo "optional: $* (not root: install it yourself for its row of the comparison)"
   fi
   exit 0
 fi

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use idgen_benches::compare::approach::{measure, Approach, Target, DATESEQ_DIGITS};
 use idgen_benches::compare::mariadb::MariaDb;
+use idgen_benches::compare::postgres::Postgres;
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
     generators, is_properties_sample, properties, svg, Budget, Row, CONNECTIONS, PIPELINES,
@@ -39,6 +40,7 @@ struct Setup {
     prefetch: Arc<Prefetch>,
     leased: Result<Arc<LeasedGenerator>, String>,
     flickr: Result<(MariaDb, MariaDb), String>,
+    instagram: Result<Postgres, String>,
     dir: std::path::PathBuf,
 }
 
@@ -74,6 +76,7 @@ impl Setup {
             let second = MariaDb::start(&dir, 2, 2).await?;
             Ok::<_, String>((first, second))
         });
+        let instagram = runtime.block_on(Postgres::start(&dir));
         Ok(Setup {
             module,
             plain,
@@ -84,6 +87,7 @@ impl Setup {
             prefetch,
             leased,
             flickr,
+            instagram,
             dir,
         })
     }
@@ -262,6 +266,17 @@ impl Setup {
                 "one durable commit per ID",
                 "not measured: clients skip the dead server (as the pair above)",
                 "auto-increment-increment and -offset per server",
+            ),
+            row(
+                "Instagram original: PL/pgSQL next_id() on PostgreSQL",
+                match &self.instagram {
+                    Ok(pg) => Target::Postgres(pg.url()),
+                    Err(why) => Target::Missing(why.clone()),
+                },
+                64,
+                "1,024 per ms per shard (10-bit sequence, taken modulo: repeats past it)",
+                "not measured: the shard's database must fail over",
+                "a shard ID per logical shard; shards mapped to servers",
             ),
         ]
     }

@@ -10,6 +10,7 @@ use ticket_server::client::RoundRobin;
 
 use super::drive::{self, Factory};
 use super::mariadb::FlickrClient;
+use super::postgres;
 use super::{properties, Budget, Measurement};
 
 /// How an approach is reached.
@@ -30,6 +31,9 @@ pub enum Target {
     InProcess(Factory),
     /// Flickr's MariaDB ticket servers, used in turn by each client.
     Flickr(Vec<String>),
+    /// Instagram's `next_id()` on PostgreSQL (its connection string); pipelined requests are
+    /// concurrent queries on one connection, which tokio-postgres pipelines.
+    Postgres(String),
     /// Not available here, and why.
     Missing(String),
 }
@@ -184,6 +188,27 @@ pub fn measure(
                 .map(|id| if wide { (id >> 64) as u64 } else { id as u64 })
                 .collect();
             Ok((m, ids, repeated))
+        }
+        Target::Postgres(url) => {
+            let url = url.clone();
+            let run = drive::run(
+                connections,
+                pipeline,
+                budget,
+                || {
+                    let url = url.clone();
+                    async move { Ok(Arc::new(postgres::connect(&url).await?)) }
+                },
+                |client: &mut Arc<tokio_postgres::Client>, p| {
+                    let client = Arc::clone(client);
+                    async move {
+                        let calls = (0..p).map(|_| postgres::next_id(&client));
+                        let ids = futures::future::join_all(calls).await;
+                        Ok(ids.into_iter().collect::<Result<Vec<u64>, _>>()?)
+                    }
+                },
+            );
+            runtime.block_on(run).map(with_repeats)
         }
         Target::Missing(why) => anyhow::bail!("{why}"),
     }

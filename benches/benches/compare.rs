@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use idgen_benches::compare::approach::{measure, Approach, Target, DATESEQ_DIGITS};
 use idgen_benches::compare::mariadb::MariaDb;
+use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
@@ -41,6 +42,9 @@ struct Setup {
     leased: Result<Arc<LeasedGenerator>, String>,
     flickr: Result<(MariaDb, MariaDb), String>,
     instagram: Result<Postgres, String>,
+    /// Each peer of `IDGEN_PEERS` with its server and command, or why it did not start; or why
+    /// no peers were run.
+    peers: Result<Vec<(peers::Peer, Result<(Server, Vec<String>), String>)>, String>,
     dir: std::path::PathBuf,
 }
 
@@ -77,6 +81,14 @@ impl Setup {
             Ok::<_, String>((first, second))
         });
         let instagram = runtime.block_on(Postgres::start(&dir));
+        let peers = peers::from_env().map(|list| {
+            list.into_iter()
+                .map(|peer| {
+                    let started = peers::start(&peer);
+                    (peer, started)
+                })
+                .collect()
+        });
         Ok(Setup {
             module,
             plain,
@@ -88,6 +100,7 @@ impl Setup {
             leased,
             flickr,
             instagram,
+            peers,
             dir,
         })
     }
@@ -97,7 +110,11 @@ impl Setup {
         let resp = |url: String, command: &[&str]| Target::Resp {
             url,
             command: command.iter().map(|s| s.to_string()).collect(),
-            range: command[0] == "DATESEQ.NEXT" && command.contains(&"COUNT"),
+            reply: if command[0] == "DATESEQ.NEXT" && command.contains(&"COUNT") {
+                ReplyShape::Range
+            } else {
+                ReplyShape::Ids
+            },
         };
         let in_process = |make| Target::InProcess(generators::stateless(make));
         let row = |name: &str, target, bits, cap, node_death: &str, coordination| Approach {
@@ -109,8 +126,44 @@ impl Setup {
             coordination,
         };
         let no_server = "nothing: no server";
+        let peer_rows: Vec<Approach> = match &self.peers {
+            Err(why) => vec![row(
+                "peers (IDGEN_PEERS)",
+                Target::Missing(why.clone()),
+                64,
+                "-",
+                "-",
+                "-",
+            )],
+            Ok(list) => list
+                .iter()
+                .map(|(peer, started)| {
+                    let kind = match peer.kind {
+                        PeerKind::Module { .. } => "module",
+                        PeerKind::Script { .. } => "Lua script",
+                    };
+                    let target = match started {
+                        Ok((server, command)) => Target::Resp {
+                            url: server.url(),
+                            command: command.clone(),
+                            reply: peer.reply.clone(),
+                        },
+                        Err(why) => Target::Missing(why.clone()),
+                    };
+                    let name = format!("peer {} ({kind}, IDGEN_PEERS)", peer.name);
+                    row(
+                        &name,
+                        target,
+                        64,
+                        "as its layout allows",
+                        "not measured",
+                        "as the peer documents",
+                    )
+                })
+                .collect(),
+        };
         let dateseq_cap = "10^10 per day per prefix";
-        vec![
+        let mut rows = vec![
             row(
                 "SNOWFLAKE.NEXT (module)",
                 resp(self.module.url(), &["SNOWFLAKE.NEXT"]),
@@ -278,7 +331,9 @@ impl Setup {
                 "not measured: the shard's database must fail over",
                 "a shard ID per logical shard; shards mapped to servers",
             ),
-        ]
+        ];
+        rows.extend(peer_rows);
+        rows
     }
 }
 

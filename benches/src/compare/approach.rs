@@ -10,17 +10,17 @@ use ticket_server::client::RoundRobin;
 
 use super::drive::{self, Factory};
 use super::mariadb::FlickrClient;
+use super::peers::ReplyShape;
 use super::postgres;
 use super::{properties, Budget, Measurement};
 
 /// How an approach is reached.
 pub enum Target {
-    /// A command sent to a RESP server (its reply: an ID, or an array of IDs; with `range`, the
-    /// array `[first, last]` of consecutive IDs, as DATESEQ.NEXT COUNT gives).
+    /// A command sent to a RESP server, its reply read as `reply` says.
     Resp {
         url: String,
         command: Vec<String>,
-        range: bool,
+        reply: ReplyShape,
     },
     /// The date sequence done by the client: it formats yyyyMMdd, INCRs `prefix:date` and sets
     /// the key's expiry, pipelined (what DATESEQ.NEXT replaces).
@@ -92,9 +92,9 @@ pub fn measure(
         Target::Resp {
             url,
             command,
-            range,
+            reply,
         } => {
-            let (command, range) = (command.clone(), *range);
+            let (command, shape) = (command.clone(), reply.clone());
             let call = move |conn: &mut MultiplexedConnection, p| {
                 let mut pipe = redis::pipe();
                 for _ in 0..p {
@@ -104,9 +104,10 @@ pub fn measure(
                     }
                 }
                 let mut conn = conn.clone();
+                let shape = shape.clone();
                 async move {
                     let replies: Vec<Value> = pipe.query_async(&mut conn).await?;
-                    Ok(flatten(replies, range))
+                    ids_of(replies, &shape)
                 }
             };
             let run = drive::run(connections, pipeline, budget, redis_connect(url), call);
@@ -221,28 +222,45 @@ fn utc_date(unix_ms: i64) -> u32 {
         .unwrap_or(0)
 }
 
-/// The IDs of a pipeline's replies; with `range`, each array is `[first, last]`.
-fn flatten(replies: Vec<Value>, range: bool) -> Vec<u64> {
+/// The IDs of a pipeline's replies, read as `shape` says.
+///
+/// # Errors
+/// A reply of another shape: a peer file that misdescribes its peer is an error, not a run of
+/// zeros.
+fn ids_of(replies: Vec<Value>, shape: &ReplyShape) -> Result<Vec<u64>> {
+    let number = |v: &Value| match v {
+        Value::Int(n) => u64::try_from(*n).ok(),
+        Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        Value::SimpleString(s) => s.parse().ok(),
+        _ => None,
+    };
     let mut ids = Vec::with_capacity(replies.len());
     for reply in replies {
-        match reply {
-            Value::Int(id) => ids.push(id as u64),
-            Value::Array(items) => {
-                let items = items.into_iter().filter_map(|v| match v {
-                    Value::Int(id) => Some(id as u64),
-                    _ => None,
-                });
-                if range {
-                    let bounds: Vec<u64> = items.collect();
-                    if let [first, last] = bounds[..] {
-                        ids.extend(first..=last);
-                    }
-                } else {
-                    ids.extend(items);
-                }
-            }
-            _ => {}
-        }
+        let items = match &reply {
+            Value::Array(items) => Some(items.as_slice()),
+            _ => None,
+        };
+        let numbers = || -> Option<Vec<u64>> { items?.iter().map(number).collect() };
+        let got = match shape {
+            ReplyShape::Ids => match items {
+                Some(_) => numbers(),
+                None => number(&reply).map(|id| vec![id]),
+            },
+            ReplyShape::Range => match numbers().as_deref() {
+                Some(&[first, last]) if first <= last => Some((first..=last).collect()),
+                _ => None,
+            },
+            ReplyShape::First => items
+                .and_then(|i| i.first())
+                .and_then(number)
+                .map(|id| vec![id]),
+            ReplyShape::Parts(widths) => numbers()
+                .and_then(|parts| ReplyShape::join(widths, &parts))
+                .map(|id| vec![id]),
+        };
+        ids.extend(
+            got.ok_or_else(|| anyhow::anyhow!("reply {reply:?} is not of the shape {shape:?}"))?,
+        );
     }
-    ids
+    Ok(ids)
 }

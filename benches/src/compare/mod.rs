@@ -5,6 +5,7 @@ pub mod approach;
 pub mod drive;
 pub mod generators;
 pub mod mariadb;
+pub mod peers;
 pub mod postgres;
 pub mod properties;
 pub mod report;

@@ -171,59 +171,15 @@ fn peer(name: String, fields: &[(String, String)]) -> Result<Peer, String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_modules_and_scripts() {
-        let peers = parse(
-            "# peers\n[peer \"c\"]\nmodule = /m.so\nload = 1 1\ncommand = X.GETID\nreply = id\n\n\
-             [peer \"lua\"]\nscript = /f.lua  # mine\nargs = 0\nreply = parts 41 10 12\n",
-        )
-        .unwrap();
-        assert_eq!(peers.len(), 2);
-        assert_eq!(
-            peers[0].kind,
-            PeerKind::Module {
-                path: "/m.so".into(),
-                load: vec!["1".into(), "1".into()]
-            }
-        );
-        assert_eq!(peers[0].command, vec!["X.GETID"]);
-        assert_eq!(
-            peers[1].kind,
-            PeerKind::Script {
-                path: "/f.lua".into()
-            }
-        );
-        assert_eq!(peers[1].reply, ReplyShape::Parts(vec![41, 10, 12]));
-        assert!(parse("module = /m.so").is_err());
-        assert!(parse("[peer \"x\"]\nreply = id\n").is_err());
-        assert!(parse("[peer \"x\"]\nmodule = /m.so\n").is_err());
-    }
-
-    #[test]
-    fn joins_parts_most_significant_first() {
-        assert_eq!(
-            ReplyShape::join(&[41, 10, 12], &[5, 3, 7]),
-            Some((5 << 22) | (3 << 12) | 7)
-        );
-        assert_eq!(
-            ReplyShape::join(&[4, 4], &[16, 0]),
-            None,
-            "a field wider than its width"
-        );
-        assert_eq!(ReplyShape::join(&[4, 4], &[1]), None);
-    }
-}
+/// A peer's server and the full command that asks it for an ID.
+pub type Started = (idgen_tests::Server, Vec<String>);
 
 /// A peer's redis-server, started with the flags our rows get (the module loaded with its
 /// arguments, or the script loaded), and the full command that asks it for an ID.
 ///
 /// # Errors
 /// Why the peer could not be started, in words for the report.
-pub fn start(peer: &Peer) -> Result<(idgen_tests::Server, Vec<String>), String> {
+pub fn start(peer: &Peer) -> Result<Started, String> {
     let mut options = idgen_tests::Options {
         no_module: true,
         ..Default::default()
@@ -269,4 +225,51 @@ pub fn from_env() -> Result<Vec<Peer>, String> {
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("IDGEN_PEERS={}: {e}", file.to_string_lossy()))?;
     parse(&text).map_err(|e| format!("IDGEN_PEERS={}: {e}", file.to_string_lossy()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_modules_and_scripts() {
+        let peers = parse(
+            "# peers\n[peer \"c\"]\nmodule = /m.so\nload = 1 1\ncommand = X.GETID\nreply = id\n\n\
+             [peer \"lua\"]\nscript = /f.lua  # mine\nargs = 0\nreply = parts 41 10 12\n",
+        )
+        .unwrap();
+        assert_eq!(peers.len(), 2);
+        assert_eq!(
+            peers[0].kind,
+            PeerKind::Module {
+                path: "/m.so".into(),
+                load: vec!["1".into(), "1".into()]
+            }
+        );
+        assert_eq!(peers[0].command, vec!["X.GETID"]);
+        assert_eq!(
+            peers[1].kind,
+            PeerKind::Script {
+                path: "/f.lua".into()
+            }
+        );
+        assert_eq!(peers[1].reply, ReplyShape::Parts(vec![41, 10, 12]));
+        assert!(parse("module = /m.so").is_err());
+        assert!(parse("[peer \"x\"]\nreply = id\n").is_err());
+        assert!(parse("[peer \"x\"]\nmodule = /m.so\n").is_err());
+    }
+
+    #[test]
+    fn joins_parts_most_significant_first() {
+        assert_eq!(
+            ReplyShape::join(&[41, 10, 12], &[5, 3, 7]),
+            Some((5 << 22) | (3 << 12) | 7)
+        );
+        assert_eq!(
+            ReplyShape::join(&[4, 4], &[16, 0]),
+            None,
+            "a field wider than its width"
+        );
+        assert_eq!(ReplyShape::join(&[4, 4], &[1]), None);
+    }
 }

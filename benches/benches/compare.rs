@@ -44,7 +44,7 @@ struct Setup {
     instagram: Result<Postgres, String>,
     /// Each peer of `IDGEN_PEERS` with its server and command, or why it did not start; or why
     /// no peers were run.
-    peers: Result<Vec<(peers::Peer, Result<peers::Started, String>)>, String>,
+    peers: Result<peers::Listed, String>,
     dir: std::path::PathBuf,
 }
 

@@ -174,6 +174,9 @@ fn peer(name: String, fields: &[(String, String)]) -> Result<Peer, String> {
 /// A peer's server and the full command that asks it for an ID.
 pub type Started = (idgen_tests::Server, Vec<String>);
 
+/// Each peer of the file with its server, or why it did not start.
+pub type Listed = Vec<(Peer, Result<Started, String>)>;
+
 /// A peer's redis-server, started with the flags our rows get (the module loaded with its
 /// arguments, or the script loaded), and the full command that asks it for an ID.
 ///

@@ -94,3 +94,45 @@ pub fn leased(generator: Arc<idgen_client::LeasedGenerator>) -> Factory {
         Box::new(move || generator.next_id().ok().map(u128::from))
     })
 }
+
+/// A distinct number per generator made, for the instance fields of the crates below.
+fn next_instance() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The `rs-snowflake` crate's `real_time_generate` (Twitter layout, Unix epoch), one generator
+/// per thread with its own (machine, node).
+pub fn rs_snowflake() -> Factory {
+    Arc::new(|| {
+        let n = (next_instance() % 1024) as i32;
+        let mut generator = snowflake::SnowflakeIdGenerator::new(n / 32, n % 32);
+        Box::new(move || Some(generator.real_time_generate() as u64 as u128))
+    })
+}
+
+/// The `snowflaked` crate (42 bits of ms, 10 of instance, 12 of sequence), one generator per
+/// thread with its own instance.
+pub fn snowflaked() -> Factory {
+    Arc::new(|| {
+        let mut generator = snowflaked::Generator::new((next_instance() % 1024) as u16);
+        Box::new(move || Some(u128::from(generator.generate::<u64>())))
+    })
+}
+
+/// The `sonyflake` crate (39 bits of 10 ms, 8 of sequence, 16 of machine), one generator per
+/// thread with its own machine ID; it sleeps when a 10 ms tick's 256 IDs are spent.
+pub fn sonyflake() -> Factory {
+    Arc::new(|| {
+        let machine = (next_instance() % 65_536) as u16;
+        let generator = sonyflake::Sonyflake::builder()
+            .machine_id(&move || Ok(machine))
+            .finalize();
+        match generator {
+            Ok(generator) => {
+                Box::new(move || generator.next_id().ok().map(|id| u128::from(id.to_u64())))
+            }
+            Err(_) => Box::new(|| None),
+        }
+    })
+}

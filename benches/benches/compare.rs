@@ -17,8 +17,8 @@ use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
-    generators, is_properties_sample, properties, svg, Budget, Row, CONNECTIONS, PIPELINES,
-    SAMPLE_CONNECTIONS,
+    generators, instructions, is_properties_sample, properties, svg, Budget, Row, CONNECTIONS,
+    PIPELINES, SAMPLE_CONNECTIONS,
 };
 use idgen_client::{LeaseOptions, LeasedGenerator};
 use idgen_tests::ticket::TicketServer;
@@ -404,9 +404,11 @@ fn main() -> Result<()> {
     bar.finish_and_clear();
     println!("stepping the clock under each in-process generator (clock-step)...");
     let clock = clock_behaviour(&root, &setup.dir);
+    println!("counting instructions per request under callgrind...");
+    let counts = instruction_table(&root, &setup.dir, if quick { 1_000 } else { 5_000 });
     let out = root.join("target/compare");
     std::fs::create_dir_all(&out)?;
-    write_report(&out, &rows, &props, &clock, quick, budget)?;
+    write_report(&out, &rows, &props, &[&clock, &counts], quick, budget)?;
     println!("{}", report::summary(&rows));
     println!("report: {}", out.join("report.md").display());
     let dir = setup.dir.clone();
@@ -504,6 +506,33 @@ fn build_servers(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Instructions per request inside redis-server (with the module) and the ticket-server, as a
+/// markdown table with each command's ratio to PING on the same server.
+fn instruction_table(root: &Path, dir: &Path, n: u32) -> String {
+    let ticket_server = root.join("target/release/ticket-server");
+    match instructions::count(dir, &idgen_tests::module_path(), &ticket_server, n) {
+        Err(why) => format!("Not counted: {why}.\n"),
+        Ok(rows) => {
+            let mut md = format!(
+                "| server | command | instructions per request ({n} requests) | × PING there |\n|---|---|---|---|\n"
+            );
+            for (server, command, ir) in &rows {
+                let ping = rows
+                    .iter()
+                    .find(|(s, c, _)| s == server && c == "PING")
+                    .map_or(0, |r| r.2);
+                let ratio = if ping > 0 {
+                    *ir as f64 / ping as f64
+                } else {
+                    0.0
+                };
+                md.push_str(&format!("| {server} | `{command}` | {ir} | {ratio:.2} |\n"));
+            }
+            md
+        }
+    }
+}
+
 /// What each in-process generator does when its sequence is spent and when the clock steps
 /// back: `clock-step` run at the real time, then under the clock shim; a markdown table.
 fn clock_behaviour(root: &Path, dir: &Path) -> String {
@@ -582,7 +611,7 @@ fn write_report(
     out: &Path,
     rows: &[Row],
     props: &[Properties],
-    clock: &str,
+    tables: &[&str; 2],
     quick: bool,
     budget: Budget,
 ) -> Result<()> {
@@ -692,7 +721,13 @@ fn write_report(
     md.push_str("(tests/clockshift), steps the clock back 1.1 s for 2.2 s and counts repeats, IDs below earlier\n");
     md.push_str("ones, refusals and the longest call. Each generator runs in a process of its own, so one that\n");
     md.push_str("panics is reported and the others still run.\n\n");
-    md.push_str(clock);
+    md.push_str(tables[0]);
+    md.push_str("\n## Instructions per request inside the server\n\n");
+    md.push_str(
+        "Counted by callgrind (the server under valgrind, one client, unpipelined, AOF on for\n",
+    );
+    md.push_str("redis-server): a figure that does not swing with the machine's load as the rates above do.\n\n");
+    md.push_str(tables[1]);
     std::fs::write(out.join("report.md"), md)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod approach;
 pub mod drive;
 pub mod generators;
+pub mod instructions;
 pub mod mariadb;
 pub mod peers;
 pub mod postgres;

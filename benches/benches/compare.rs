@@ -278,6 +278,14 @@ impl Setup {
                 "a unique instance per thread",
             ),
             row(
+                "ferroid 0.8 BasicSnowflakeGenerator (in process)",
+                Target::InProcess(generators::ferroid()),
+                64,
+                SNOWFLAKE_CAP,
+                no_server,
+                "a unique machine ID per thread",
+            ),
+            row(
                 "sonyflake 0.5 (in process)",
                 Target::InProcess(generators::sonyflake()),
                 64,

@@ -43,8 +43,8 @@ struct Phase {
     backwards: u64,
     longest: Duration,
     largest: u128,
-    /// When the first ID came (to a batch of 16), from the start of the phase.
-    first_id_after: Option<Duration>,
+    /// The longest time without a new ID (between batches of 16 calls that made one).
+    longest_gap: Duration,
 }
 
 /// Calls `make` for `length` (monotonic time), in batches of 16 timed together so that the loop
@@ -59,8 +59,9 @@ fn run(
     let mut ids = Vec::with_capacity(1 << 20);
     let start = Instant::now();
     let end = start + length;
-    let mut now = start;
+    let (mut now, mut last_id_at) = (start, start);
     while now < end {
+        let before = ids.len();
         for _ in 0..16 {
             match make() {
                 Some(id) => ids.push(id),
@@ -69,11 +70,13 @@ fn run(
         }
         let then = Instant::now();
         phase.longest = phase.longest.max(then - now);
-        if phase.first_id_after.is_none() && !ids.is_empty() {
-            phase.first_id_after = Some(then - start);
+        if ids.len() > before {
+            phase.longest_gap = phase.longest_gap.max(then - last_id_at);
+            last_id_at = then;
         }
         now = then;
     }
+    phase.longest_gap = phase.longest_gap.max(now - last_id_at);
     phase.ids = ids.len() as u64;
     for id in ids {
         if !seen.insert(id) {
@@ -115,6 +118,11 @@ fn main() -> anyhow::Result<()> {
             Some(4_096_000.0),
         ),
         ("snowflaked", generators::snowflaked(), Some(4_096_000.0)),
+        (
+            "ferroid BasicSnowflakeGenerator",
+            generators::ferroid(),
+            Some(4_096_000.0),
+        ),
         ("sonyflake", generators::sonyflake(), Some(25_600.0)),
         ("UUID v7", generators::stateless(generators::uuid_v7), None),
         ("ULID", generators::stateless(generators::ulid), None),
@@ -212,13 +220,18 @@ fn stepped_back(back: &Phase, step_ms: i64) -> String {
         format!("REPEATS ({} of {})", back.repeats, back.ids)
     } else if back.backwards > 0 {
         format!("goes backwards ({} IDs below earlier ones)", back.backwards)
-    } else if back.refusals > 0 && back.first_id_after.is_none_or(|t| t >= caught_up) {
+    } else if back.refusals > 0 && back.longest_gap >= caught_up {
         format!(
-            "refuses until the clock catches up ({} errors)",
-            back.refusals
+            "refuses until the clock catches up ({} errors, {:.0} ms without an ID)",
+            back.refusals,
+            ms(back.longest_gap)
         )
     } else if back.refusals > 0 {
-        format!("borrows, then refuses ({} errors)", back.refusals)
+        format!(
+            "carries on; refuses only while a tick is spent ({} errors, longest {:.1} ms without an ID)",
+            back.refusals,
+            ms(back.longest_gap)
+        )
     } else if back.longest >= caught_up {
         format!(
             "waits until the clock catches up (longest call {:.0} ms)",

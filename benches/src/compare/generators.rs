@@ -136,3 +136,21 @@ pub fn sonyflake() -> Factory {
         }
     })
 }
+
+/// The `ferroid` crate's `BasicSnowflakeGenerator` (Twitter layout), one per thread with its
+/// own machine ID; its clock is monotonic from process start, so the wall clock stepping back
+/// does not reach it. A spent millisecond is `Pending`, counted as a refusal.
+pub fn ferroid() -> Factory {
+    use ferroid::generator::{BasicSnowflakeGenerator, IdGenStatus};
+    use ferroid::id::SnowflakeTwitterId;
+    use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
+    Arc::new(|| {
+        let machine = next_instance() % 1024;
+        let generator: BasicSnowflakeGenerator<SnowflakeTwitterId, _> =
+            BasicSnowflakeGenerator::new(machine, MonotonicClock::with_epoch(TWITTER_EPOCH));
+        Box::new(move || match generator.next_id() {
+            IdGenStatus::Ready { id } => Some(u128::from(id.to_raw())),
+            IdGenStatus::Pending { .. } => None,
+        })
+    })
+}

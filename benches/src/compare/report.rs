@@ -277,10 +277,19 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
             names.join("; ")
         }
     };
+    let measured: Vec<&Properties> = props
+        .iter()
+        .filter(|p| p.node_death.starts_with("measured"))
+        .collect();
     let _ = writeln!(
         s,
-        "| survives a node's death | {} | measured |",
-        listed(&|p| p.node_death.starts_with("measured"))
+        "| survives a node's death | {} | {} |",
+        listed(&|p| p.node_death.starts_with("measured")),
+        measured
+            .iter()
+            .map(|p| p.node_death.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     );
     let _ = writeln!(
         s,

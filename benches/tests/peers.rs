@@ -7,9 +7,9 @@ use std::time::Duration;
 use idgen_benches::compare::approach::{measure, Approach, Target};
 use idgen_benches::compare::{peers, Budget};
 
-/// Starts the peer described by `file_text` and takes 600 IDs through it, at 1 and 16
-/// connections; returns the IDs of both runs.
-fn run_peer(file_text: &str) -> Vec<u64> {
+/// The peer described by `file_text`, started, and the row that measures it (the server is
+/// stopped when dropped).
+fn started(file_text: &str) -> (idgen_tests::Server, Approach) {
     let peer = peers::parse(file_text).unwrap().remove(0);
     let (server, command) = peers::start(&peer).unwrap();
     let approach = Approach {
@@ -24,6 +24,13 @@ fn run_peer(file_text: &str) -> Vec<u64> {
         node_death: String::new(),
         coordination: "-",
     };
+    (server, approach)
+}
+
+/// Starts the peer described by `file_text` and takes 600 IDs through it, at 1 and 16
+/// connections; returns the IDs of both runs.
+fn run_peer(file_text: &str) -> Vec<u64> {
+    let (_server, approach) = started(file_text);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let budget = Budget {
         duration: Duration::from_secs(20),
@@ -81,25 +88,10 @@ fn a_reply_of_another_shape_is_an_error_not_zeros() {
     let dir = idgen_tests::data_dir("peer-shape");
     let script = dir.join("string.lua");
     std::fs::write(&script, "return 'not-a-number'\n").unwrap();
-    let peer = peers::parse(&format!(
+    let (_server, approach) = started(&format!(
         "[peer \"bad\"]\nscript = {}\nargs = 0\n",
         script.display()
-    ))
-    .unwrap()
-    .remove(0);
-    let (server, command) = peers::start(&peer).unwrap();
-    let approach = Approach {
-        name: peer.name.clone(),
-        target: Target::Resp {
-            url: server.url(),
-            command,
-            reply: peer.reply.clone(),
-        },
-        bits: 64,
-        cap: "-",
-        node_death: String::new(),
-        coordination: "-",
-    };
+    ));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let budget = Budget {
         duration: Duration::from_secs(5),

@@ -831,6 +831,29 @@ fn transactions_queue_parsed_commands_and_command_docs_cover_the_table() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A transaction cannot make the server hold unbounded memory: past 16 MiB of queued arguments
+/// the request is refused, nothing more is kept, and EXEC discards the transaction.
+#[test]
+fn a_transaction_too_large_is_refused_and_discarded() {
+    let dir = data_dir("ticket-queue-limit");
+    let server = TicketServer::start(1, 1, &dir, &[]);
+    let mut con = server.connection();
+    // Arguments are at most 64 KiB each: 16 MiB holds 258 requests of "ECHO" and 65,000 bytes.
+    let big = "x".repeat(65_000);
+    let fit = 16 * 1024 * 1024 / (65_000 + 4);
+    let _: () = cmd(&["MULTI"]).query(&mut con).unwrap();
+    for _ in 0..fit {
+        let queued: String = cmd(&["ECHO", &big]).query(&mut con).unwrap();
+        assert_eq!(queued, "QUEUED");
+    }
+    let err = error_of(&mut con, &cmd(&["ECHO", &big]));
+    assert!(err.contains("transaction too large"), "{err}");
+    assert!(error_of(&mut con, &cmd(&["EXEC"])).starts_with("EXECABORT"));
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, 1, "the connection carries on");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// One server of a pair loses its data directory mid-load. Coming back on the blank directory it
 /// refuses to start (it would hand out every ticket again); restarted with `--start-above` the
 /// highest ticket seen, it continues, and no ticket is handed out twice.

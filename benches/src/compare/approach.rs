@@ -115,8 +115,10 @@ pub fn measure(
         }
         Target::DateSeqByClient { url, prefix } => {
             let prefix = prefix.clone();
+            let utc =
+                idgen_core::dateseq::Calendar::new("UTC").map_err(|e| anyhow::anyhow!("{e}"))?;
             let call = move |conn: &mut MultiplexedConnection, p| {
-                let date = utc_date(idgen_tests::now_ms());
+                let date = utc.day_of(idgen_tests::now_ms()).date;
                 let key = format!("{prefix}:{date}");
                 let mut pipe = redis::pipe();
                 for _ in 0..p {
@@ -148,13 +150,7 @@ pub fn measure(
                 },
                 |client: &mut Arc<RoundRobin>, p| {
                     let client = Arc::clone(client);
-                    async move {
-                        let calls = (0..p).map(|_| client.next("default"));
-                        futures::future::join_all(calls)
-                            .await
-                            .into_iter()
-                            .collect::<Result<Vec<u64>>>()
-                    }
+                    async move { in_flight(p, || client.next("default")).await }
                 },
             );
             runtime.block_on(run).map(with_repeats)
@@ -202,11 +198,7 @@ pub fn measure(
                 },
                 |client: &mut Arc<tokio_postgres::Client>, p| {
                     let client = Arc::clone(client);
-                    async move {
-                        let calls = (0..p).map(|_| postgres::next_id(&client));
-                        let ids = futures::future::join_all(calls).await;
-                        Ok(ids.into_iter().collect::<Result<Vec<u64>, _>>()?)
-                    }
+                    async move { in_flight(p, || postgres::next_id(&client)).await }
                 },
             );
             runtime.block_on(run).map(with_repeats)
@@ -215,11 +207,14 @@ pub fn measure(
     }
 }
 
-/// The UTC date of `unix_ms` as the number yyyyMMdd, as a client would format it.
-fn utc_date(unix_ms: i64) -> u32 {
-    idgen_core::dateseq::Calendar::new("UTC")
-        .map(|utc| utc.day_of(unix_ms).date)
-        .unwrap_or(0)
+/// `p` calls made at once on one client (pipelined by it), their IDs in order.
+async fn in_flight<F, E>(p: usize, call: impl Fn() -> F) -> Result<Vec<u64>>
+where
+    F: std::future::Future<Output = Result<u64, E>>,
+    E: Into<anyhow::Error>,
+{
+    let ids = futures::future::join_all((0..p).map(|_| call())).await;
+    ids.into_iter().map(|id| id.map_err(Into::into)).collect()
 }
 
 /// The IDs of a pipeline's replies, read as `shape` says.

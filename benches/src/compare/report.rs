@@ -128,9 +128,8 @@ pub fn summary(rows: &[Row]) -> String {
     let mut s = String::new();
     for row in rows {
         match &row.results {
-            Ok(ms) => {
-                let best = ms.iter().max_by(|a, b| a.ids_per_s.total_cmp(&b.ids_per_s));
-                if let Some(m) = best {
+            Ok(_) => {
+                if let Some(m) = fastest(row) {
                     let _ = writeln!(
                         s,
                         "  {:<44} {:>9} IDs/s best ({} conn x {}), p99 {} µs",
@@ -157,6 +156,12 @@ fn fits_js(bits: u32, max_id: u64) -> &'static str {
     } else {
         "no"
     }
+}
+
+/// An approach's fastest scenario, if it ran.
+fn fastest(row: &Row) -> Option<&Measurement> {
+    let ms = row.results.as_ref().ok()?;
+    ms.iter().max_by(|a, b| a.ids_per_s.total_cmp(&b.ids_per_s))
 }
 
 /// The summary at the top of the report: for each question a user asks, the approach that
@@ -214,10 +219,7 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
     s.push_str(&best(
         "fastest bulk over the network (any scenario)",
         &|r| {
-            let ms = r.results.as_ref().ok().filter(|_| over_network(&r))?;
-            let m = ms
-                .iter()
-                .max_by(|a, b| a.ids_per_s.total_cmp(&b.ids_per_s))?;
+            let m = fastest(r).filter(|_| over_network(&r))?;
             Some((
                 m.ids_per_s,
                 format!(
@@ -234,10 +236,7 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
     s.push_str(&best(
         "fastest in process (any thread count)",
         &|r| {
-            let ms = r.results.as_ref().ok().filter(|_| !over_network(&r))?;
-            let m = ms
-                .iter()
-                .max_by(|a, b| a.ids_per_s.total_cmp(&b.ids_per_s))?;
+            let m = fastest(r).filter(|_| !over_network(&r))?;
             Some((
                 m.ids_per_s,
                 format!(

@@ -102,7 +102,7 @@ async fn run(
     }
     let command = (spec.parse)(args);
     if let Some(queued) = session.queued.as_mut().filter(|_| !spec.skips_queue()) {
-        queued.commands.push(command);
+        queued.push(command, args.iter().map(|a| a.len()).sum())?;
         reply.simple("QUEUED");
         return Ok(());
     }

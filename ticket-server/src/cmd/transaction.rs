@@ -5,14 +5,38 @@
 use super::{CmdError, CmdResult, Command, Session};
 use crate::frame::Reply;
 
+/// Most commands one transaction queues.
+pub const MAX_QUEUED: usize = 100_000;
+/// Most bytes of arguments one transaction queues: a client that never sends EXEC must not make
+/// the server hold unbounded memory (each queued command keeps its request's bytes).
+pub const MAX_QUEUED_BYTES: usize = 16 * 1024 * 1024;
+
 /// A transaction being queued.
 #[derive(Debug, Default)]
 pub struct Queued {
     /// The queued commands, applied in order by EXEC; one that failed to parse answers with
     /// its error in its place.
     pub commands: Vec<Result<Command, CmdError>>,
-    /// An unknown command or a wrong arity while queuing: EXEC discards the transaction.
+    /// Bytes of arguments of the queued commands.
+    bytes: usize,
+    /// An unknown command, a wrong arity or a transaction too large: EXEC discards it.
     pub refused: bool,
+}
+
+impl Queued {
+    /// Queues `command`, whose request's arguments take `bytes`; past [`MAX_QUEUED`] or
+    /// [`MAX_QUEUED_BYTES`] nothing more is kept and the transaction is doomed.
+    pub fn push(&mut self, command: Result<Command, CmdError>, bytes: usize) -> CmdResult {
+        if self.commands.len() >= MAX_QUEUED || self.bytes + bytes > MAX_QUEUED_BYTES {
+            self.refused = true;
+            return Err(CmdError::Refused(
+                "transaction too large (at most 100000 commands and 16 MB of arguments); it will be discarded",
+            ));
+        }
+        self.bytes += bytes;
+        self.commands.push(command);
+        Ok(())
+    }
 }
 
 /// `MULTI`.

@@ -1,6 +1,7 @@
 # make demo: build, run the module and the ticket pair end to end, then the quick comparison.
 # make test: every test.  make bench: the full comparison and the INCR benchmarks.
-# Both install what is missing first (scripts/deps.sh).
+# Both install what is missing first (scripts/deps.sh). make test runs the module's suites on
+# redis-server, then on valkey-server when it is installed (IDGEN_SERVER picks the server).
 
 .PHONY: all deps build demo test lint bench clean
 all: build
@@ -21,14 +22,27 @@ demo: build
 # IDGEN_SKIP_DOCKER=1 skips the container tests on purpose; said before and after the run.
 SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DOCKER=$$IDGEN_SKIP_DOCKER: the container tests are SKIPPED ***"; fi
 
+# The module's suites (every test file but those of the ticket server and the containers), run a
+# second time on Valkey when valkey-server is installed.
+MODULE_SUITES = $(filter-out containers ticket_server python_clients,\
+	$(basename $(notdir $(wildcard tests/tests/*.rs))))
+VALKEY_NOTE = echo "*** valkey-server is not installed: the module's suites ran on Redis only ***"
+
 test: build
 	@scripts/venv.sh
+	@scripts/deps.sh --optional valkey-server
 	@$(SKIP_NOTE)
 	cargo test --workspace
+	@if command -v valkey-server >/dev/null; then \
+	  echo "the module's suites again, on $$(valkey-server --version | cut -d' ' -f1-3)"; \
+	  IDGEN_SERVER=valkey-server cargo test -p idgen-tests $(addprefix --test ,$(MODULE_SUITES)); \
+	else $(VALKEY_NOTE); fi
 	@$(SKIP_NOTE)
+	@command -v valkey-server >/dev/null || $(VALKEY_NOTE)
 
 lint: deps
 	cargo fmt --all -- --check
+	scripts/check-msrv.sh
 	cargo clippy --workspace --all-targets -- -D warnings
 
 bench: build

@@ -62,12 +62,45 @@ compare() {
   rows+=("| $title | \`$*\` | $aof | -c $c -P $p | $(printf '%s\n' "${incr[@]}" | median | cut -d. -f1) | $(printf '%s\n' "${mine[@]}" | median | cut -d. -f1) | **$m** | $goal | $verdict |")
 }
 
+# against_ping CLIENTS PIPELINE REQUESTS COMMAND...: median ratio of COMMAND to PING, printed.
+against_ping() {
+  local c=$1 p=$2 n=$3
+  shift 3
+  local ratios=() a b
+  for r in $(seq "$ROUNDS"); do
+    a=$(rps "$c" "$p" "$n" PING)
+    b=$(rps "$c" "$p" "$n" "$@")
+    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')")
+    printf '  %-40s round %d/%d: PING %9.0f/s  %9.0f/s  ratio %s\n' "$* -P $p" "$r" "$ROUNDS" "$a" "$b" "${ratios[-1]}" >&2
+  done
+  printf '%s\n' "${ratios[@]}" | median
+}
+
 echo "redis-benchmark against 127.0.0.1:$PORT (dir $DIR), $ROUNDS alternating rounds each" >&2
 compare "SNOWFLAKE.NEXT, unpipelined" no 50 1 100000 0.95 SNOWFLAKE.NEXT
 compare "SNOWFLAKE.NEXT, pipelined" no 50 64 1000000 0.95 SNOWFLAKE.NEXT
 compare "DATESEQ.NEXT, unpipelined, AOF on" yes 50 1 100000 0.95 DATESEQ.NEXT bench
 compare "DATESEQ.NEXT, pipelined, AOF on" yes 50 64 1000000 0.75 DATESEQ.NEXT bench
 compare "DATESEQ.NEXT, pipelined, AOF off" no 50 64 1000000 - DATESEQ.NEXT bench
+# Sqids: what encoding each ID costs, unpipelined (as most callers) and pipelined (the server's share).
+compare "SNOWFLAKE.NEXT SQIDS, unpipelined" no 50 1 100000 - SNOWFLAKE.NEXT SQIDS
+compare "SNOWFLAKE.NEXT SQIDS, pipelined" no 50 64 1000000 - SNOWFLAKE.NEXT SQIDS
+
+# 128-bit IDs against PING, beside SNOWFLAKE.NEXT against PING in the same run; goal: each at
+# least 0.9 of SNOWFLAKE.NEXT's ratio.
+cli config set appendonly no >/dev/null
+ping_rows=()
+for p in 1 64; do
+  n=$((p == 1 ? 100000 : 1000000))
+  sf=$(against_ping 50 "$p" "$n" SNOWFLAKE.NEXT)
+  ping_rows+=("| \`SNOWFLAKE.NEXT\` | -c 50 -P $p | **$sf** | | |")
+  for command in UUID7.NEXT ULID.NEXT; do
+    r=$(against_ping 50 "$p" "$n" "$command")
+    of=$(awk -v r="$r" -v s="$sf" 'BEGIN {printf "%.3f", r / s}')
+    met=$(awk -v o="$of" 'BEGIN {print (o >= 0.9) ? "yes" : "NO"}')
+    ping_rows+=("| \`$command\` | -c 50 -P $p | **$r** | $of | $met |")
+  done
+done
 
 # DATESEQ.NEXT COUNT 1000: values per second (calls/s x 1000), AOF on; goal 10,000,000/s.
 cli config set appendonly yes >/dev/null
@@ -88,7 +121,7 @@ instructions() {
   pid=$!
   for _ in $(seq 200); do [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
   local words
-  for words in "PING" "SNOWFLAKE.NEXT" "INCR $TODAY_KEY" "DATESEQ.NEXT bench"; do
+  for words in "PING" "SNOWFLAKE.NEXT" "INCR $TODAY_KEY" "DATESEQ.NEXT bench" "SNOWFLAKE.NEXT SQIDS" "UUID7.NEXT" "ULID.NEXT"; do
     # shellcheck disable=SC2086
     redis-cli -p "$port" $words >/dev/null
     callgrind_control -z "$pid" >/dev/null 2>&1
@@ -99,7 +132,9 @@ instructions() {
     out=$(ls -t "$dir"/out.* | head -1)
     ir=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1)
     rm -f "$out"
-    echo "${words%% *} $((ir / n))"
+    local label=${words%% *}
+    [[ $words == *SQIDS ]] && label+=_SQIDS
+    echo "$label $((ir / n))"
   done
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid"
   wait "$pid" 2>/dev/null || true
@@ -113,9 +148,13 @@ if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; th
   met() { awk -v r="$1" -v g="$2" 'BEGIN {print (r <= g) ? "yes" : "NO"}'; }
   sf=$(ratio "$(per SNOWFLAKE.NEXT)" "$(per PING)")
   ds=$(ratio "$(per DATESEQ.NEXT)" "$(per INCR)")
+  sq=$(ratio "$(per SNOWFLAKE.NEXT_SQIDS)" "$(per SNOWFLAKE.NEXT)")
   instruction_rows=(
     "| SNOWFLAKE.NEXT vs PING | $(per SNOWFLAKE.NEXT) | $(per PING) | **$sf** | 1.15 | $(met "$sf" 1.15) |"
     "| DATESEQ.NEXT vs \`INCR $TODAY_KEY\` | $(per DATESEQ.NEXT) | $(per INCR) | **$ds** | 1.30 | $(met "$ds" 1.30) |"
+    "| SNOWFLAKE.NEXT SQIDS vs SNOWFLAKE.NEXT | $(per SNOWFLAKE.NEXT_SQIDS) | $(per SNOWFLAKE.NEXT) | **$sq** | - | |"
+    "| UUID7.NEXT vs SNOWFLAKE.NEXT | $(per UUID7.NEXT) | $(per SNOWFLAKE.NEXT) | **$(ratio "$(per UUID7.NEXT)" "$(per SNOWFLAKE.NEXT)")** | - | |"
+    "| ULID.NEXT vs SNOWFLAKE.NEXT | $(per ULID.NEXT) | $(per SNOWFLAKE.NEXT) | **$(ratio "$(per ULID.NEXT)" "$(per SNOWFLAKE.NEXT)")** | - | |"
   )
 else
   instruction_rows=("| (valgrind is not installed: apt-get install valgrind) | | | | | |")
@@ -157,6 +196,13 @@ lease_field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$lease"; }
   printf '%s\n' "${rows[@]}"
   echo
   echo "DATESEQ.NEXT bench COUNT 1000 (AOF on, -c 50 -P 64): **$count_values values/s** ($count_calls calls/s; goal 10,000,000)."
+  echo
+  echo "128-bit IDs against PING on the same server (median of $ROUNDS alternating rounds), and as a share of"
+  echo "SNOWFLAKE.NEXT's ratio in the same run (goal at least 0.9):"
+  echo
+  echo "| command | redis-benchmark | ratio to PING | share of SNOWFLAKE.NEXT's | met |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${ping_rows[@]}"
   echo
   echo "Instructions per call inside redis-server (callgrind, AOF on, one client, unpipelined):"
   echo

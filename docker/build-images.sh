@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the images with no registry: a FROM-scratch base is made from this host's redis-server
-# (copied dereferenced as redis-server: Debian's is a symlink and Redis picks its mode from
-# argv[0]) and the libraries `ldd` lists for it, the module and ticket-server; the project's
-# Dockerfiles then build on it through their BASE argument. Where a registry is reachable,
-# `docker build` with the default BASE works as well.
+# Builds the images with no registry, always: FROM-scratch bases are made from this host's
+# redis-server and redis-cli and the libraries `ldd` lists for them, the module and
+# ticket-server; the project's Dockerfiles then build on them through their BASE argument.
+# (Where a registry is reachable, `docker build` of those Dockerfiles with their default BASE,
+# the official redis:7 and debian:12-slim, works too; this script does not try it.)
 #
 # Usage: docker/build-images.sh [--skip-build]   (from anywhere)
 #   Builds the release artifacts first, unless --skip-build (the container tests pass it: they
@@ -19,35 +19,40 @@ for artifact in target/release/libredis_idgen.so target/release/ticket-server; d
   [ -f "$artifact" ] || { echo "$artifact is missing: run make build" >&2; exit 1; }
 done
 
-# make_base TAG FILE...: a scratch image holding FILEs and every library they load.
+# make_base TAG [NAME=PROGRAM | FILE]...: a scratch image holding each PROGRAM as
+# /usr/local/bin/NAME, and every library the PROGRAMs and FILEs load (the FILEs themselves are
+# the Dockerfiles' to copy).
 make_base() {
   local tag=$1
   shift
   local ctx
   ctx=$(mktemp -d)
-  mkdir -p "$ctx/rootfs/tmp" "$ctx/rootfs/data" "$ctx/rootfs/etc"
+  mkdir -p "$ctx/rootfs/tmp" "$ctx/rootfs/data" "$ctx/rootfs/etc" "$ctx/rootfs/usr/local/bin"
   echo "root:x:0:0:root:/:/bin/false" >"$ctx/rootfs/etc/passwd"
-  local file lib
-  for file in "$@"; do
+  local arg file lib
+  for arg in "$@"; do
+    file=${arg#*=}
+    if [ "$file" != "$arg" ]; then
+      cp -L "$file" "$ctx/rootfs/usr/local/bin/${arg%%=*}"
+    fi
     for lib in $(ldd "$file" | grep -o '/[^ ]*' | sort -u); do
       mkdir -p "$ctx/rootfs$(dirname "$lib")"
       cp -L "$lib" "$ctx/rootfs$lib"
     done
   done
-  printf 'FROM scratch\nCOPY rootfs/ /\n' >"$ctx/Dockerfile"
+  printf 'FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin\n' >"$ctx/Dockerfile"
   docker build -q -t "$tag" "$ctx" >/dev/null
   rm -rf "$ctx"
 }
 
-REDIS=$(readlink -f "$(command -v redis-server)")
-make_base idgen/redis-base:local "$REDIS" target/release/libredis_idgen.so
-# The base must hold redis-server itself, under that name.
-ctx=$(mktemp -d)
-cp -L "$REDIS" "$ctx/redis-server"
-printf 'FROM idgen/redis-base:local\nCOPY redis-server /usr/local/bin/redis-server\nENV PATH=/usr/local/bin\n' >"$ctx/Dockerfile"
-docker build -q -t idgen/redis-base:local "$ctx" >/dev/null
-rm -rf "$ctx"
-make_base idgen/ticket-base:local target/release/ticket-server
+# redis-server is copied dereferenced under its own name: Debian's is a symlink to
+# redis-check-rdb, and Redis picks its mode from argv[0]. redis-cli comes along so that
+# `docker compose exec redis redis-cli` works, and the ticket image has it too (for
+# `redis-cli -p 7001 TICKET.NEXT` inside the container).
+CLI=$(command -v redis-cli)
+make_base idgen/redis-base:local redis-server="$(command -v redis-server)" redis-cli="$CLI" \
+  target/release/libredis_idgen.so
+make_base idgen/ticket-base:local redis-cli="$CLI" target/release/ticket-server
 
 docker build -q --build-arg BASE=idgen/redis-base:local -f docker/redis.Dockerfile -t idgen/redis-idgen:local . >/dev/null
 docker build -q --build-arg BASE=idgen/ticket-base:local -f docker/ticket-server.Dockerfile -t idgen/ticket-server:local . >/dev/null

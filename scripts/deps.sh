@@ -6,22 +6,44 @@
 # With apt-get as root it installs them; otherwise it says what to install and fails.
 #
 # `deps.sh --optional PACKAGE`: tries to install mariadb-server (the Flickr row of the comparison),
-# postgresql (the Instagram row) or valgrind (instruction counts in benches/module.sh) and carries on without it: the reports
-# then say what is missing.
+# postgresql (the Instagram row), valgrind (instruction counts in benches/module.sh) or
+# valkey-server (the module's tests run on Valkey too) and carries on without it: the reports
+# and `make test` then say what is missing.
 set -euo pipefail
+
+# Debian 12 has valkey-server only in bookworm-backports: add that suite, from the same mirror
+# as the system's own sources, when no candidate is known (Debian 13 has it in main).
+enable_backports_for() {
+  apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [0-9]' && return 0
+  local codename uri
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || return 0
+  uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$uri" ] || return 0
+  printf 'Types: deb\nURIs: %s\nSuites: %s-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$uri" "$codename" >"/etc/apt/sources.list.d/$codename-backports.sources"
+  apt-get update -qq
+  # Backports are pinned below the release: name the suite when installing from it.
+  BACKPORTS="-t $codename-backports"
+}
 
 if [ "${1:-}" = --optional ]; then
   shift
   case "$1" in
     mariadb-server) { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; } && exit 0 ;;
     postgresql) compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null && exit 0 ;;
+    valkey-server) command -v valkey-server >/dev/null && exit 0 ;;
     *) command -v "${1%-server}" >/dev/null && exit 0 ;;
   esac
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing (optional): $*"
     export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y -qq "$@" || { apt-get update -qq && apt-get install -y -qq "$@"; }; } >/dev/null 2>&1 \
-      || echo "could not install $*: the comparison will say so in its report"
+    BACKPORTS=
+    [ "$1" = valkey-server ] && { enable_backports_for valkey-server >/dev/null 2>&1 || true; }
+    # shellcheck disable=SC2086 # BACKPORTS is empty or two words
+    { apt-get install -y -qq $BACKPORTS "$@" || { apt-get update -qq && apt-get install -y -qq $BACKPORTS "$@"; }; } >/dev/null 2>&1 \
+      || echo "could not install $*: the reports and make test will say so"
   else
     echo "optional: $* (not root: install it yourself for its row of the comparison)"
   fi
@@ -60,6 +82,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if ! command -v cargo >/dev/null; then
-  echo "cargo is missing: install a Rust toolchain (rustup, stable >= 1.80) and re-run" >&2
+  echo "cargo is missing: install a Rust toolchain (rustup, stable >= 1.89) and re-run" >&2
   exit 1
 fi

@@ -112,6 +112,8 @@ impl Setup {
             command: command.iter().map(|s| s.to_string()).collect(),
             reply: if command[0] == "DATESEQ.NEXT" && command.contains(&"COUNT") {
                 ReplyShape::Range
+            } else if ["UUID7.NEXT", "ULID.NEXT"].contains(&command[0]) {
+                ReplyShape::Text128
             } else {
                 ReplyShape::Ids
             },
@@ -307,6 +309,30 @@ impl Setup {
                 128,
                 "none (random)",
                 no_server,
+                "none",
+            ),
+            row(
+                "UUID7.NEXT (module)",
+                resp(self.module.url(), &["UUID7.NEXT"]),
+                128,
+                "none (a random step within the ms)",
+                "not measured: clients move to another node (random bits keep them apart)",
+                "none",
+            ),
+            row(
+                "ULID.NEXT (module)",
+                resp(self.module.url(), &["ULID.NEXT"]),
+                128,
+                "none (a random step within the ms)",
+                "not measured: clients move to another node (random bits keep them apart)",
+                "none",
+            ),
+            row(
+                "UUID7.NEXT COUNT 100 (module, batched)",
+                resp(self.module.url(), &["UUID7.NEXT", "COUNT", "100"]),
+                128,
+                "none (a random step within the ms)",
+                "as above",
                 "none",
             ),
             row(

@@ -7,7 +7,11 @@
 use std::process::Command;
 use std::sync::OnceLock;
 
-pub use testcontainers::{clients::Cli, core::WaitFor, GenericImage, RunnableImage};
+use testcontainers::bollard::models::{HostConfig, PortBinding};
+pub use testcontainers::core::Mount;
+use testcontainers::core::{ContainerPort, IntoContainerPort, WaitFor};
+pub use testcontainers::runners::SyncRunner;
+pub use testcontainers::{Container, ContainerRequest, GenericImage, ImageExt};
 
 /// Set to 1 to skip the container tests on purpose.
 pub const SKIP_VAR: &str = "IDGEN_SKIP_DOCKER";
@@ -71,25 +75,42 @@ fn build_images() -> Result<(), String> {
 }
 
 /// redis-server with the module; `args` replace the image's CMD (module load arguments, then
-/// server options). Ready once Redis says so.
-pub fn redis_image(args: &[&str]) -> RunnableImage<GenericImage> {
-    let image = GenericImage::new(REDIS_IMAGE, TAG)
-        .with_exposed_port(6379)
-        .with_wait_for(WaitFor::message_on_stdout("Ready to accept connections"));
-    RunnableImage::from((image, words(args)))
+/// server options). Ready once Redis says so; 6379 is published on a loopback port.
+pub fn redis_image(args: &[&str]) -> ContainerRequest<GenericImage> {
+    GenericImage::new(REDIS_IMAGE, TAG)
+        .with_exposed_port(REDIS_PORT.tcp())
+        .with_wait_for(WaitFor::message_on_stdout("Ready to accept connections"))
+        .with_cmd(args.iter().copied())
+        .with_host_config_modifier(|config| publish_on_loopback(config, REDIS_PORT.tcp(), None))
 }
 
 /// A ticket server listening on 7001 with its data in `/data`; `args` replace the image's CMD
-/// (`--offset`, `--increment`, ...). Ready once it logs so.
-pub fn ticket_image(args: &[&str]) -> RunnableImage<GenericImage> {
-    let image = GenericImage::new(TICKET_IMAGE, TAG)
-        .with_exposed_port(7001)
-        .with_wait_for(WaitFor::message_on_stderr("ticket server ready"));
-    RunnableImage::from((image, words(args)))
+/// (`--offset`, `--increment`, ...). Ready once it logs so. 7001 is published on `host_port`
+/// of loopback, or on a free one when `None`.
+pub fn ticket_image(args: &[&str], host_port: Option<u16>) -> ContainerRequest<GenericImage> {
+    GenericImage::new(TICKET_IMAGE, TAG)
+        .with_exposed_port(TICKET_PORT.tcp())
+        .with_wait_for(WaitFor::message_on_stderr("ticket server ready"))
+        .with_cmd(args.iter().copied())
+        .with_host_config_modifier(move |config| {
+            publish_on_loopback(config, TICKET_PORT.tcp(), host_port)
+        })
 }
 
-fn words(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
+/// The port redis-server listens on in its image.
+pub const REDIS_PORT: u16 = 6379;
+/// The port the ticket server listens on in its image.
+pub const TICKET_PORT: u16 = 7001;
+
+/// Publishes `port` on 127.0.0.1 only (testcontainers binds every interface): the containers
+/// run without passwords and `--protected-mode no`.
+fn publish_on_loopback(config: &mut HostConfig, port: ContainerPort, host_port: Option<u16>) {
+    let binding = PortBinding {
+        host_ip: Some("127.0.0.1".to_string()),
+        host_port: Some(host_port.map(|p| p.to_string()).unwrap_or_default()),
+    };
+    config.publish_all_ports = Some(false);
+    config.port_bindings = Some([(port.to_string(), Some(vec![binding]))].into());
 }
 
 /// A name for a network or container that no other test run uses.

@@ -3,7 +3,9 @@
 //! images under testcontainers ([`containers`]).
 //!
 //! The module is `target/release/libredis_idgen.so` (override with `IDGEN_MODULE`); `make test`
-//! builds it first. A missing module or redis-server fails the test with a message saying so.
+//! builds it first. The server is `redis-server`, or the program `IDGEN_SERVER` names
+//! (`valkey-server`: `make test` runs the module's suites on both). A missing module or server
+//! fails the test with a message saying so.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,17 @@ pub fn module_path() -> PathBuf {
         "redis-idgen",
         &["modules/redis-idgen", "modules/idgen-core"],
     )
+}
+
+/// The variable naming the server program the harness starts.
+pub const SERVER_VAR: &str = "IDGEN_SERVER";
+
+/// The server program the harness starts: `redis-server`, or what `IDGEN_SERVER` names.
+pub fn server_program() -> String {
+    std::env::var(SERVER_VAR)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "redis-server".to_string())
 }
 
 /// The root of the checkout this test or benchmark runs in, found at run time: from the running
@@ -60,7 +73,7 @@ pub fn workspace_root() -> &'static Path {
 }
 
 /// `target/release/FILE` of the workspace, or the path in `env_var`. Fails clearly when it is
-/// missing, or older than any Rust source or manifest under the `sources` folders: a test must
+/// missing, or older than any Rust source under the `sources` folders: a test must
 /// run the code of its own checkout (`make test` builds it first; `cargo test` cannot, as it
 /// holds the build lock while tests run).
 pub fn release_artifact(env_var: &str, file: &str, package: &str, sources: &[&str]) -> PathBuf {
@@ -84,7 +97,7 @@ pub fn release_artifact(env_var: &str, file: &str, package: &str, sources: &[&st
     path
 }
 
-/// A Rust source or manifest under `dirs` changed after `built`, if there is one.
+/// A Rust source under `dirs` changed after `built`, if there is one.
 pub fn newer_source(built: std::time::SystemTime, dirs: &[PathBuf]) -> Option<PathBuf> {
     dirs.iter()
         .filter_map(|dir| newest_source(dir))
@@ -92,8 +105,9 @@ pub fn newer_source(built: std::time::SystemTime, dirs: &[PathBuf]) -> Option<Pa
         .map(|(path, _)| path)
 }
 
-/// The most recently modified `.rs` file or `Cargo.toml` at or below `path`, and when: the
-/// files whose change makes cargo build the artifact again.
+/// The most recently modified `.rs` file at or below `path`, and when. Not `Cargo.toml`: cargo
+/// leaves a fresh artifact untouched after a manifest edit that changes no code (a
+/// `rust-version`, a description), which would read here as stale forever.
 fn newest_source(path: &Path) -> Option<(PathBuf, std::time::SystemTime)> {
     let meta = std::fs::metadata(path).ok()?;
     if meta.is_dir() {
@@ -103,8 +117,7 @@ fn newest_source(path: &Path) -> Option<(PathBuf, std::time::SystemTime)> {
             .max_by_key(|(_, at)| *at);
     }
     let name = path.file_name()?.to_str()?;
-    let source = name.ends_with(".rs") || name == "Cargo.toml";
-    Some((path.to_path_buf(), meta.modified().ok()?)).filter(|_| source)
+    Some((path.to_path_buf(), meta.modified().ok()?)).filter(|_| name.ends_with(".rs"))
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
@@ -193,7 +206,7 @@ impl Server {
     pub fn start_with(options: Options) -> Server {
         match Server::try_start(options) {
             Ok(server) => server,
-            Err(log) => panic!("redis-server did not start:\n{log}"),
+            Err(log) => panic!("{} did not start:\n{log}", server_program()),
         }
     }
 
@@ -205,7 +218,8 @@ impl Server {
         std::fs::create_dir_all(&dir).expect("create server dir");
         let port = options.port.unwrap_or_else(free_port);
         let log = dir.join("redis.log");
-        let mut command = Command::new("redis-server");
+        let program = server_program();
+        let mut command = Command::new(&program);
         if !options.config_lines.is_empty() {
             let mut conf = match &module {
                 Some(module) => format!(
@@ -249,9 +263,7 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot run redis-server (apt-get install redis-server): {e}")
-            });
+            .unwrap_or_else(|e| panic!("cannot run {program} (apt-get install {program}): {e}"));
         let mut server = Server {
             child,
             port,
@@ -388,4 +400,38 @@ pub fn wait_for(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     check()
+}
+
+/// Runs `tests/python/<script>` with `args` in the venv `make test` builds (scripts/venv.sh),
+/// with `input` on its stdin: other people's clients and decoders. Its stdout; panics with its
+/// stderr when it fails.
+pub fn run_python(script: &str, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let python = workspace_root().join("target/venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/venv.sh (make test does)",
+        python.display()
+    );
+    let mut child = Command::new(&python)
+        .arg(workspace_root().join("tests/python").join(script))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write to the script");
+    let out = child.wait_with_output().expect("wait for the script");
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

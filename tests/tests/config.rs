@@ -16,6 +16,10 @@ const SETTINGS: &[&str] = &[
     "dateseq-timezone",
     "dateseq-ttl",
     "dateseq-digits",
+    "dateseq-failover-gap",
+    "sqids-alphabet",
+    "sqids-min-length",
+    "accept-id-overlap",
 ];
 
 /// Values no setting accepts.
@@ -25,7 +29,8 @@ fn hostile() -> Vec<(&'static str, Vec<u8>)> {
         ("a NUL byte alone", b"\0".to_vec()),
         ("1 MB", vec![b'7'; 1 << 20]),
         ("invalid UTF-8", b"\xff\xfe+08:00".to_vec()),
-        ("negative", b"-1".to_vec()),
+        // Not -1: idgen.epoch -1 means the layout's own epoch.
+        ("negative", b"-2".to_vec()),
         ("overflow", b"99999999999999999999999".to_vec()),
         ("empty", Vec::new()),
     ]

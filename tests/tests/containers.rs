@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use idgen_core::dateseq::Calendar;
 use idgen_tests::containers::{
-    docker, docker_ready, redis_image, ticket_image, unique_name, Cli, Compose,
+    docker, docker_ready, redis_image, ticket_image, unique_name, Compose, ImageExt, Mount,
+    SyncRunner, REDIS_PORT,
 };
 use idgen_tests::{cmd, data_dir, error_of, free_port, now_ms, wait_for};
 use ticket_server::client::{RoundRobin, RETRY_AFTER};
@@ -43,19 +44,23 @@ fn the_module_answers_through_a_containers_mapped_port() {
     if !docker_ready("the_module_answers_through_a_containers_mapped_port") {
         return;
     }
-    let docker_client = Cli::default();
     // The image is FROM scratch here, with no zoneinfo on disk: named zones must come from the
     // bundled data. UTC+14 and UTC-11 are 25 hours apart, so their dates always differ.
     let (east, west) = ("Pacific/Kiritimati", "Pacific/Pago_Pago");
-    let redis = docker_client.run(redis_image(&[
+    let redis = redis_image(&[
         "worker-id",
         "7",
         "dateseq-timezone",
         east,
         "--protected-mode",
         "no",
-    ]));
-    let port = redis.get_host_port_ipv4(6379);
+    ])
+    .start()
+    .expect("start the module's container");
+    let port = redis.get_host_port_ipv4(REDIS_PORT).unwrap();
+    // Published on loopback only: the server has no password and protected mode is off.
+    let published = docker(&["port", redis.id(), "6379/tcp"]);
+    assert_eq!(published, format!("127.0.0.1:{port}"));
     let mut con = connect(port);
 
     let ids: Vec<i64> = cmd(&["SNOWFLAKE.NEXT", "COUNT", "1000"])
@@ -111,29 +116,28 @@ fn a_replica_container_mirrors_dateseq_and_refuses_snowflake() {
     if !docker_ready("a_replica_container_mirrors_dateseq_and_refuses_snowflake") {
         return;
     }
-    let docker_client = Cli::default();
     let network = unique_name("replication");
     let primary_name = format!("{network}-primary");
-    let primary = docker_client.run(
-        redis_image(&["worker-id", "1", "--protected-mode", "no"])
-            .with_network(&network)
-            .with_container_name(&primary_name),
-    );
-    let replica = docker_client.run(
-        redis_image(&[
-            "worker-id",
-            "2",
-            "--protected-mode",
-            "no",
-            "--replicaof",
-            &primary_name,
-            "6379",
-        ])
+    let primary = redis_image(&["worker-id", "1", "--protected-mode", "no"])
         .with_network(&network)
-        .with_container_name(format!("{network}-replica")),
-    );
-    let mut p = connect(primary.get_host_port_ipv4(6379));
-    let mut r = connect(replica.get_host_port_ipv4(6379));
+        .with_container_name(&primary_name)
+        .start()
+        .expect("start the primary");
+    let replica = redis_image(&[
+        "worker-id",
+        "2",
+        "--protected-mode",
+        "no",
+        "--replicaof",
+        &primary_name,
+        "6379",
+    ])
+    .with_network(&network)
+    .with_container_name(format!("{network}-replica"))
+    .start()
+    .expect("start the replica");
+    let mut p = connect(primary.get_host_port_ipv4(REDIS_PORT).unwrap());
+    let mut r = connect(replica.get_host_port_ipv4(REDIS_PORT).unwrap());
     assert!(
         wait_for(Duration::from_secs(30), || {
             let info: String = cmd(&["INFO", "replication"]).query(&mut r).unwrap();
@@ -204,7 +208,6 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
     if !docker_ready("ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load") {
         return;
     }
-    let docker_client = Cli::default();
     let network = unique_name("tickets");
     let dirs = [data_dir("container-odd"), data_dir("container-even")];
     // Fixed host ports: a restarted container must come back where the client looks for it.
@@ -217,8 +220,8 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
     };
     // A small block moves the durable bound often under load.
     let server = |offset: &str, port: u16, dir: &std::path::Path| {
-        docker_client.run(
-            ticket_image(&[
+        ticket_image(
+            &[
                 "--offset",
                 offset,
                 "--increment",
@@ -226,11 +229,13 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
                 "--block",
                 "1000",
                 "--init",
-            ])
-            .with_network(&network)
-            .with_mapped_port((port, 7001))
-            .with_volume((dir.display().to_string(), "/data".to_string())),
+            ],
+            Some(port),
         )
+        .with_network(&network)
+        .with_mount(Mount::bind_mount(dir.display().to_string(), "/data"))
+        .start()
+        .expect("start a ticket server")
     };
     let _odd = server("1", odd_port, &dirs[0]);
     let even = server("2", even_port, &dirs[1]);
@@ -267,7 +272,7 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
     phase.store(KILLED, Ordering::SeqCst);
     let bound_at_kill = durable_bound(&dirs[1]);
     std::thread::sleep(Duration::from_secs(1));
-    even.start();
+    even.start().expect("restart the killed container");
     assert!(answers(even_port), "the restarted container never answered");
     phase.store(RESTARTED, Ordering::SeqCst);
     // The client probes a failed server again after RETRY_AFTER; give it a few rounds.
@@ -352,4 +357,34 @@ fn the_compose_file_starts_the_module_and_the_ticket_pair() {
     };
     assert_eq!(ticket("TICKETS_ODD_PORT") % 2, 1);
     assert_eq!(ticket("TICKETS_EVEN_PORT") % 2, 0);
+
+    // Each service's health check passes: redis-cli and `ticket-server ping` inside the images.
+    for service in ["redis", "tickets-odd", "tickets-even"] {
+        let id = compose.run(&["ps", "-q", service]).trim().to_string();
+        let healthy = wait_for(Duration::from_secs(60), || {
+            docker(&["inspect", "--format", "{{.State.Health.Status}}", &id]) == "healthy"
+        });
+        assert!(healthy, "{service} never became healthy");
+    }
+    // redis-cli inside the containers, as `docker compose exec` users reach them.
+    let inside: i64 = compose
+        .run(&["exec", "-T", "redis", "redis-cli", "SNOWFLAKE.NEXT"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(inside > id);
+    let inside: u64 = compose
+        .run(&[
+            "exec",
+            "-T",
+            "tickets-even",
+            "redis-cli",
+            "-p",
+            "7001",
+            "TICKET.NEXT",
+        ])
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(inside % 2, 0);
 }

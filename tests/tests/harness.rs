@@ -9,6 +9,8 @@ fn a_source_newer_than_the_binary_is_found() {
     let dir = data_dir("stale");
     std::fs::create_dir_all(dir.join("src/inner")).unwrap();
     std::fs::write(dir.join("README.md"), "prose does not rebuild anything").unwrap();
+    // Nor does a manifest edit that changes no code (cargo leaves the artifact as it is).
+    std::fs::write(dir.join("Cargo.toml"), "[package]\nrust-version = \"1.89\"").unwrap();
     std::fs::write(dir.join("src/inner/lib.rs"), "fn main() {}").unwrap();
     let edited = SystemTime::now();
     let dirs = [dir.clone()];
@@ -26,7 +28,7 @@ fn a_source_newer_than_the_binary_is_found() {
     assert_eq!(
         newer_source(edited - Duration::from_secs(60), &dirs),
         None,
-        "only .rs and Cargo.toml count"
+        "only .rs files count"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -62,4 +64,21 @@ fn the_workspace_root_is_the_checkout_the_test_runs_in() {
         root.display()
     );
     assert!(root.join("tests/tests/harness.rs").is_file());
+}
+
+/// `IDGEN_SERVER=valkey-server` runs the suites on Valkey: the server started is the one named
+/// (Valkey still answers `redis_version`, so the check is on `server_name`).
+#[test]
+fn the_server_started_is_the_program_named() {
+    let server = idgen_tests::Server::start(&[]);
+    let info: String = idgen_tests::cmd(&["INFO", "server"])
+        .query(&mut server.connection())
+        .unwrap();
+    let on_valkey = info.lines().any(|l| l.trim() == "server_name:valkey");
+    assert_eq!(
+        on_valkey,
+        idgen_tests::server_program().contains("valkey"),
+        "{} started a server that says:\n{info}",
+        idgen_tests::server_program()
+    );
 }

@@ -21,35 +21,53 @@ fn worker_binary() -> std::path::PathBuf {
 }
 
 fn spawn_worker(port: u16, ttl_ms: u64, run_ms: u64, replicas: usize) -> Child {
-    spawn_worker_with(port, ttl_ms, run_ms, replicas, Vec::new())
+    Worker {
+        port,
+        ttl_ms,
+        run_ms,
+        replicas,
+        ..Worker::default()
+    }
+    .spawn()
 }
 
-fn spawn_worker_with(
+/// How to run one `idgen-lease-worker`.
+#[derive(Default)]
+struct Worker {
     port: u16,
     ttl_ms: u64,
     run_ms: u64,
     replicas: usize,
+    /// `--start-within-ms`; the worker's default (one TTL) when `None`.
+    start_within_ms: Option<u64>,
     env: Vec<(String, String)>,
-) -> Child {
-    Command::new(worker_binary())
-        .envs(env)
-        .args([
-            "--url",
-            &format!("redis://127.0.0.1:{port}/"),
-            "--namespace",
-            "fleet",
-        ])
-        .args([
-            "--ttl-ms",
-            &ttl_ms.to_string(),
-            "--run-ms",
-            &run_ms.to_string(),
-        ])
-        .args(["--replicas", &replicas.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run idgen-lease-worker")
+    /// Where its stderr goes; discarded when `None`.
+    stderr: Option<std::fs::File>,
+}
+
+impl Worker {
+    fn spawn(self) -> Child {
+        let mut command = Command::new(worker_binary());
+        command
+            .envs(self.env)
+            .args([
+                "--url",
+                &format!("redis://127.0.0.1:{}/", self.port),
+                "--namespace",
+                "fleet",
+            ])
+            .args(["--ttl-ms", &self.ttl_ms.to_string()])
+            .args(["--run-ms", &self.run_ms.to_string()])
+            .args(["--replicas", &self.replicas.to_string()]);
+        if let Some(ms) = self.start_within_ms {
+            command.args(["--start-within-ms", &ms.to_string()]);
+        }
+        command
+            .stdout(Stdio::piped())
+            .stderr(self.stderr.map_or_else(Stdio::null, Stdio::from))
+            .spawn()
+            .expect("run idgen-lease-worker")
+    }
 }
 
 /// What one process printed: its leases (token -> worker ID) and its IDs with their tokens.
@@ -92,6 +110,33 @@ struct Running {
     /// When to SIGSTOP it, for how long, and (once stopped) the wall-clock ms of the stop.
     pause: Option<(Instant, Duration)>,
     stopped: Option<(i64, Instant)>,
+    /// Where its stderr goes: a failed start says why there.
+    stderr_path: std::path::PathBuf,
+}
+
+/// A coordinator that writes every command to its AOF before replying, in a data dir of its
+/// own; the options start it again on the same port from that AOF.
+fn durable_coordinator(name: &str) -> (std::path::PathBuf, Options, Server) {
+    let dir = idgen_tests::data_dir(name);
+    let options = Options {
+        dir: Some(dir.clone()),
+        ..Options::default()
+    }
+    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let coordinator = Server::start_with(options.clone());
+    let options = Options {
+        port: Some(coordinator.port),
+        ..options
+    };
+    (dir, options, coordinator)
+}
+
+/// A worker that has ended.
+struct Finished {
+    printed: Printed,
+    /// Wall-clock ms of its SIGSTOP and of its end, if it was paused.
+    pause_window: Option<(i64, i64)>,
+    stderr_path: std::path::PathBuf,
 }
 
 fn signal(child: &Child, sig: &str) {
@@ -106,22 +151,13 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
     const PROCESSES: usize = 120;
     const AT_ONCE: usize = 6;
     const TTL_MS: u64 = 1000;
-    let dir = idgen_tests::data_dir("lease-churn");
-    let options = Options {
-        dir: Some(dir.clone()),
-        ..Options::default()
-    }
-    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
-    let mut coordinator = Server::start_with(options.clone());
+    let (dir, options, mut coordinator) = durable_coordinator("lease-churn");
     let port = coordinator.port;
-    let options = Options {
-        port: Some(port),
-        ..options
-    };
 
     let mut running: Vec<Running> = Vec::new();
-    let mut finished: Vec<(Printed, Option<(i64, i64)>)> = Vec::new();
+    let mut finished: Vec<Finished> = Vec::new();
     let (mut started, mut failed_starts, mut killed, mut paused) = (0, 0, 0, 0);
+    let mut why_failed: HashMap<String, usize> = HashMap::new();
     let mut restarted = false;
     let begin = Instant::now();
     while started < PROCESSES || !running.is_empty() {
@@ -144,13 +180,30 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
                     Duration::from_millis(2_500),
                 )
             });
+            // 4.2 s after waking: a reconnect to a coordinator restarting at that moment backs
+            // off up to 1 s, 1.2 s was once not enough, and 3.2 s once was not on a coordinator
+            // whose fsyncs stalled for a second.
             let run_ms = if pause.is_some() {
-                4_000
+                7_000
             } else {
                 300 + (n as u64 * 137) % 900
             };
             let kill_at = (n % 10 == 3).then(|| Instant::now() + Duration::from_millis(run_ms / 2));
-            let mut child = spawn_worker(port, TTL_MS, run_ms, 0);
+            let stderr_path = dir.join(format!("worker-{n}.err"));
+            let mut child = Worker {
+                port,
+                ttl_ms: TTL_MS,
+                run_ms,
+                // Rides out the coordinator's restart on a slow disk.
+                start_within_ms: Some(3_000),
+                // Lease events in its log, read when a check on it fails.
+                env: [("RUST_LOG", "idgen_client=info"), ("NO_COLOR", "1")]
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .to_vec(),
+                stderr: Some(std::fs::File::create(&stderr_path).expect("worker stderr file")),
+                ..Worker::default()
+            }
+            .spawn();
             let mut stdout = child.stdout.take().unwrap();
             let output = std::thread::spawn(move || {
                 let mut out = Vec::new();
@@ -160,6 +213,7 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
             running.push(Running {
                 child,
                 output,
+                stderr_path,
                 kill_at,
                 pause,
                 stopped: None,
@@ -196,8 +250,19 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
                 let stdout = r.output.join().unwrap();
                 if stdout.is_empty() && !status.success() {
                     failed_starts += 1;
+                    let why = std::fs::read_to_string(&r.stderr_path).unwrap_or_default();
+                    let why = why
+                        .lines()
+                        .last()
+                        .unwrap_or("killed before a word")
+                        .to_string();
+                    *why_failed.entry(why).or_insert(0) += 1;
                 }
-                finished.push((parse(&stdout), pause_window));
+                finished.push(Finished {
+                    printed: parse(&stdout),
+                    pause_window,
+                    stderr_path: r.stderr_path,
+                });
                 continue;
             }
             i += 1;
@@ -208,7 +273,13 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
     let mut all = HashSet::new();
     let mut holders: HashMap<u32, HashSet<u64>> = HashMap::new();
     let mut total = 0;
-    for (printed, pause_window) in &finished {
+    let mut resumed = 0;
+    for Finished {
+        printed,
+        pause_window,
+        stderr_path,
+    } in &finished
+    {
         for (token, worker) in &printed.leases {
             holders.entry(*worker).or_default().insert(*token);
         }
@@ -217,12 +288,16 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
             assert!(all.insert(*id), "ID {id} issued twice");
         }
         // A paused process issued nothing under the lease it held when stopped once it woke:
-        // every ID made under a token in use before the stop is older than the stop.
-        if let Some((stop_ms, _)) = pause_window {
+        // every ID made under a token in use before the stop is older than the stop. One paused
+        // before its first lease was recorded finds that lease lapsed when it wakes: its start
+        // fails, and it issues nothing at all (a failed start, above).
+        let started_before_pause = !printed.leases.is_empty();
+        if let Some(&(stop_ms, _)) = pause_window.as_ref().filter(|_| started_before_pause) {
+            resumed += 1;
             let before: HashSet<u64> = printed
                 .ids
                 .iter()
-                .filter(|(id, _)| time_of(*id) < *stop_ms)
+                .filter(|(id, _)| time_of(*id) < stop_ms)
                 .map(|(_, token)| *token)
                 .collect();
             for (id, token) in &printed.ids {
@@ -241,21 +316,27 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
                 .count();
             assert!(
                 after > 0,
-                "the paused process never re-acquired and issued again"
+                "the paused process never re-acquired and issued again: leases {:?}, {} IDs, \
+                 paused at {stop_ms}; its log:\n{}",
+                printed.leases,
+                printed.ids.len(),
+                std::fs::read_to_string(stderr_path).unwrap_or_default(),
             );
         }
     }
     let reused = holders.values().filter(|tokens| tokens.len() > 1).count();
     eprintln!(
-        "{started} processes ({failed_starts} could not start while the coordinator restarted), \
-         {killed} killed -9, {paused} paused past their TTL, {total} IDs, all distinct; \
+        "{started} processes ({failed_starts} could not start), \
+         {killed} killed -9, {paused} paused past their TTL ({resumed} after their start), \
+         {total} IDs, all distinct; \
          {} worker IDs used, {reused} of them by more than one lease",
         holders.len()
     );
+    eprintln!("failed starts by reason: {why_failed:?}");
     assert!(started - failed_starts >= 100, "too few processes ran");
     assert!(total > 100_000, "too few IDs to mean anything: {total}");
     assert!(reused > 0, "no worker ID was recycled");
-    assert!(paused >= 5 && killed >= 10);
+    assert!(paused >= 5 && killed >= 10 && resumed >= 3);
     drop(coordinator);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -312,6 +393,35 @@ fn wait_keeps_grants_the_replica_lacks_out_of_use() {
     }
 }
 
+/// A process started while its coordinator is down (here: killed, then back from its AOF on the
+/// same port 800 ms later) keeps trying and takes a lease once the coordinator is back, above
+/// the IDs issued before the crash.
+#[test]
+fn a_process_started_while_the_coordinator_is_down_waits_for_it() {
+    let (dir, options, mut coordinator) = durable_coordinator("lease-wait-for-coordinator");
+    let port = coordinator.port;
+    let before = spawn_worker(port, 3_000, 300, 0)
+        .wait_with_output()
+        .unwrap();
+    assert!(before.status.success());
+    coordinator.kill9();
+
+    let waiting = spawn_worker(port, 3_000, 300, 0);
+    std::thread::sleep(Duration::from_millis(800));
+    let coordinator = Server::start_with(options);
+    let after = waiting.wait_with_output().unwrap();
+    assert!(
+        after.status.success(),
+        "a process started while the coordinator was down gave up"
+    );
+    let (before, after) = (parse(&before.stdout), parse(&after.stdout));
+    assert!(!before.ids.is_empty() && !after.ids.is_empty());
+    let last_before = before.ids.iter().map(|(id, _)| *id).max().unwrap();
+    assert!(after.ids.iter().all(|(id, _)| *id > last_before));
+    drop(coordinator);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
     let coordinator = Server::start(&[]);
@@ -325,9 +435,16 @@ fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
     let dir = idgen_tests::data_dir("lease-clock-behind");
     let shift = ClockShift::new(&dir);
     shift.set_ms(-700);
-    let second = spawn_worker_with(port, 2_000, 1_000, 0, shift.env())
-        .wait_with_output()
-        .unwrap();
+    let second = Worker {
+        port,
+        ttl_ms: 2_000,
+        run_ms: 1_000,
+        env: shift.env(),
+        ..Worker::default()
+    }
+    .spawn()
+    .wait_with_output()
+    .unwrap();
     let second = parse(&second.stdout);
     let worker = |p: &Printed| p.leases.values().copied().collect::<Vec<_>>();
     assert_eq!(

@@ -79,7 +79,8 @@ fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
     for round in 0..4 {
         // Let the clock pass the last run's reservation, so that this round's burst issues IDs.
         if let Ok(text) = std::fs::read_to_string(dir.join("idgen-snowflake.state")) {
-            let wait = text.trim().parse::<i64>().unwrap() - now_ms();
+            let until = text.split_whitespace().next().unwrap();
+            let wait = until.parse::<i64>().unwrap() - now_ms();
             std::thread::sleep(Duration::from_millis(wait.max(0) as u64));
         }
         let server = Server::start_with(options.clone());

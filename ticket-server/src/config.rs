@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
+use idgen_core::SqidCodec;
 
 use crate::store::Start;
 
@@ -36,6 +37,8 @@ pub struct Config {
     pub idle_timeout: Option<Duration>,
     /// Whether a blank data directory may be used, and how (`--init`, `--start-above`).
     pub start: Start,
+    /// Sqids for `TICKET.NEXT ... SQIDS` (`--sqids-alphabet`, `--sqids-min-length`).
+    pub sqids: SqidCodec,
 }
 
 impl Config {
@@ -78,6 +81,7 @@ mod tests {
             block: DEFAULT_BLOCK,
             max_clients: 10,
             idle_timeout: None,
+            sqids: SqidCodec::default(),
             start: Start::Existing,
         }
     }

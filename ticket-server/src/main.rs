@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use tokio::net::TcpListener;
 
+use idgen_core::SqidCodec;
 use ticket_server::client::RoundRobin;
 use ticket_server::config::{Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S};
 use ticket_server::shared::Shared;
@@ -66,6 +67,12 @@ enum Command {
         #[arg(long, default_value = "default")]
         sequence: String,
     },
+    /// Check that a server answers (PING): exit 0 if it does, for container health checks.
+    Ping {
+        /// host:port of the server.
+        #[arg(long, default_value = "127.0.0.1:7001")]
+        server: String,
+    },
 }
 
 #[derive(clap::Args)]
@@ -97,6 +104,14 @@ struct Common {
     /// this ticket (at least the highest ticket the server may have handed out).
     #[arg(long, conflicts_with = "init")]
     start_above: Option<u64>,
+    /// Letters of `TICKET.NEXT ... SQIDS` replies, in the order that makes them: shuffle it, the
+    /// order is the secret (3 or more distinct printable ASCII characters).
+    #[arg(long, env = "TICKET_SERVER_SQIDS_ALPHABET", hide_env_values = true,
+          default_value = idgen_core::sqid::DEFAULT_ALPHABET, hide_default_value = true)]
+    sqids_alphabet: String,
+    /// Pad Sqids to at least this many characters (0 to 255).
+    #[arg(long, default_value_t = 0)]
+    sqids_min_length: u8,
 }
 
 impl Common {
@@ -133,6 +148,8 @@ impl Common {
                 (true, None) => Start::Init,
                 (false, None) => Start::Existing,
             },
+            sqids: SqidCodec::new(&self.sqids_alphabet, self.sqids_min_length)
+                .context("--sqids-alphabet")?,
         }
         .validate()
     }
@@ -210,6 +227,9 @@ async fn main() -> Result<()> {
             for _ in 0..count {
                 println!("{}", client.next(&sequence).await?);
             }
+        }
+        Command::Ping { server } => {
+            println!("{}", ticket_server::client::ping::ping(&server).await?)
         }
     }
     Ok(())

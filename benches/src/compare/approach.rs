@@ -66,6 +66,16 @@ pub const DATESEQ_DIGITS: u32 = 10;
 
 /// One scenario: its measurement, its IDs in arrival order as 64-bit numbers (the top 64 bits
 /// of wider IDs, which hold their time), and how many IDs repeated (compared whole).
+/// `ids` are 128-bit, left-aligned when wider than 64 bits.
+fn narrowed(ids: Vec<u128>, wide: bool) -> (Vec<u64>, usize) {
+    let repeated = properties::duplicates(&ids);
+    let ids = ids
+        .into_iter()
+        .map(|id| if wide { (id >> 64) as u64 } else { id as u64 })
+        .collect();
+    (ids, repeated)
+}
+
 pub fn measure(
     runtime: &tokio::runtime::Runtime,
     approach: &Approach,
@@ -111,7 +121,9 @@ pub fn measure(
                 }
             };
             let run = drive::run(connections, pipeline, budget, redis_connect(url), call);
-            runtime.block_on(run).map(with_repeats)
+            let (m, ids) = runtime.block_on(run)?;
+            let (ids, repeated) = narrowed(ids, approach.bits > 64);
+            Ok((m, ids, repeated))
         }
         Target::DateSeqByClient { url, prefix } => {
             let prefix = prefix.clone();
@@ -178,12 +190,7 @@ pub fn measure(
         }
         Target::InProcess(factory) => {
             let (m, ids) = drive::in_process(connections, budget, factory);
-            let repeated = properties::duplicates(&ids);
-            let wide = approach.bits > 64;
-            let ids = ids
-                .into_iter()
-                .map(|id| if wide { (id >> 64) as u64 } else { id as u64 })
-                .collect();
+            let (ids, repeated) = narrowed(ids, approach.bits > 64);
             Ok((m, ids, repeated))
         }
         Target::Postgres(url) => {
@@ -222,7 +229,8 @@ where
 /// # Errors
 /// A reply of another shape: a peer file that misdescribes its peer is an error, not a run of
 /// zeros.
-fn ids_of(replies: Vec<Value>, shape: &ReplyShape) -> Result<Vec<u64>> {
+/// The IDs in a batch of replies of `shape`, as numbers (128-bit ones whole).
+fn ids_of(replies: Vec<Value>, shape: &ReplyShape) -> Result<Vec<u128>> {
     let number = |v: &Value| match v {
         Value::Int(n) => u64::try_from(*n).ok(),
         Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
@@ -236,26 +244,45 @@ fn ids_of(replies: Vec<Value>, shape: &ReplyShape) -> Result<Vec<u64>> {
             _ => None,
         };
         let numbers = || -> Option<Vec<u64>> { items?.iter().map(number).collect() };
+        let widen = |ids: Vec<u64>| ids.into_iter().map(u128::from).collect::<Vec<u128>>();
         let got = match shape {
+            ReplyShape::Text128 => match items {
+                Some(items) => items.iter().map(text128).collect(),
+                None => text128(&reply).map(|id| vec![id]),
+            },
             ReplyShape::Ids => match items {
-                Some(_) => numbers(),
-                None => number(&reply).map(|id| vec![id]),
+                Some(_) => numbers().map(widen),
+                None => number(&reply).map(|id| vec![u128::from(id)]),
             },
             ReplyShape::Range => match numbers().as_deref() {
-                Some(&[first, last]) if first <= last => Some((first..=last).collect()),
+                Some(&[first, last]) if first <= last => {
+                    Some((first..=last).map(u128::from).collect())
+                }
                 _ => None,
             },
             ReplyShape::First => items
                 .and_then(|i| i.first())
                 .and_then(number)
-                .map(|id| vec![id]),
+                .map(|id| vec![u128::from(id)]),
             ReplyShape::Parts(widths) => numbers()
                 .and_then(|parts| ReplyShape::join(widths, &parts))
-                .map(|id| vec![id]),
+                .map(|id| vec![u128::from(id)]),
         };
         ids.extend(
             got.ok_or_else(|| anyhow::anyhow!("reply {reply:?} is not of the shape {shape:?}"))?,
         );
     }
     Ok(ids)
+}
+
+/// A UUID (36 characters) or a ULID (26) in text, as a number.
+fn text128(v: &Value) -> Option<u128> {
+    let Value::BulkString(b) = v else {
+        return None;
+    };
+    let text = std::str::from_utf8(b).ok()?;
+    match text.len() {
+        26 => ulid::Ulid::from_string(text).ok().map(|u| u.0),
+        _ => uuid::Uuid::try_parse(text).ok().map(|u| u.as_u128()),
+    }
 }

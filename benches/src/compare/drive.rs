@@ -12,20 +12,21 @@ use super::{Budget, Measurement};
 pub type Arrivals = Vec<u64>;
 
 /// Runs `connections` workers; `connect` opens one worker's client, `call` sends one batch of
-/// `pipeline` requests and returns the IDs it got.
-pub async fn run<C, F, Fut, Conn, ConnFut>(
+/// `pipeline` requests and returns the IDs it got (64-bit, or 128-bit for UUIDs and ULIDs).
+pub async fn run<C, F, Fut, Conn, ConnFut, Id>(
     connections: usize,
     pipeline: usize,
     budget: Budget,
     connect: C,
     call: F,
-) -> anyhow::Result<(Measurement, Arrivals)>
+) -> anyhow::Result<(Measurement, Vec<Id>)>
 where
     C: Fn() -> ConnFut,
     ConnFut: Future<Output = anyhow::Result<Conn>>,
     Conn: Send + 'static,
     F: Fn(&mut Conn, usize) -> Fut + Send + Sync + Clone + 'static,
-    Fut: Future<Output = anyhow::Result<Vec<u64>>> + Send,
+    Fut: Future<Output = anyhow::Result<Vec<Id>>> + Send,
+    Id: Send + 'static,
 {
     let mut clients = Vec::with_capacity(connections);
     for _ in 0..connections {
@@ -66,7 +67,7 @@ where
     }
     let elapsed = started.elapsed().as_secs_f64();
     arrivals.sort_by_key(|&(at, _)| at);
-    let ids: Vec<u64> = arrivals.into_iter().map(|(_, id)| id).collect();
+    let ids: Vec<Id> = arrivals.into_iter().map(|(_, id)| id).collect();
     let measurement = Measurement {
         connections,
         pipeline,

@@ -35,6 +35,8 @@ pub enum ReplyShape {
     First,
     /// An array of fields, most significant first, joined with these bit widths.
     Parts(Vec<u32>),
+    /// A UUID or a ULID in text, or an array of them (128-bit IDs).
+    Text128,
 }
 
 impl ReplyShape {
@@ -130,6 +132,7 @@ fn peer(name: String, fields: &[(String, String)]) -> Result<Peer, String> {
         [] => ReplyShape::Ids,
         [one] if one == "id" => ReplyShape::Ids,
         [one] if one == "first" => ReplyShape::First,
+        [one] if one == "uuid" || one == "ulid" => ReplyShape::Text128,
         [parts, widths @ ..] if parts == "parts" && !widths.is_empty() => ReplyShape::Parts(
             widths
                 .iter()

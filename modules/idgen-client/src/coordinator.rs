@@ -47,7 +47,9 @@ impl std::error::Error for LeaseCallError {}
 
 impl From<RedisError> for LeaseCallError {
     fn from(e: RedisError) -> Self {
-        if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+        // LOADING (a restarted coordinator reading its AOF), TRYAGAIN, MASTERDOWN: not yet.
+        let not_yet = matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry);
+        if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || not_yet {
             LeaseCallError::Unreachable(e.to_string())
         } else {
             LeaseCallError::Refused(e.to_string())
@@ -65,7 +67,8 @@ pub struct Coordinator {
 }
 
 impl Coordinator {
-    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`) with `timeout` on every call.
+    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`) with `timeout` on every call; `WAIT`
+    /// waits half of it.
     ///
     /// # Errors
     /// When the coordinator cannot be reached.
@@ -83,7 +86,8 @@ impl Coordinator {
             con,
             namespace: namespace.to_string(),
             replicas,
-            wait: timeout,
+            // WAIT must answer (with its count) before the read gives up on it.
+            wait: timeout / 2,
         })
     }
 
@@ -173,5 +177,33 @@ impl Coordinator {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error a server's reply line makes, as a call would return it.
+    fn reply_error(line: &str) -> RedisError {
+        redis::parse_redis_value(format!("-{line}\r\n").as_bytes())
+            .and_then(|value| value.extract_error())
+            .expect_err("an error reply")
+    }
+
+    #[test]
+    fn a_coordinator_not_ready_yet_is_unreachable_and_a_refusal_is_not() {
+        for line in [
+            "LOADING Redis is loading the dataset in memory",
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            "TRYAGAIN Multiple keys request during rehashing of slot",
+        ] {
+            let e = LeaseCallError::from(reply_error(line));
+            assert!(matches!(e, LeaseCallError::Unreachable(_)), "{line}: {e}");
+        }
+        let e = LeaseCallError::from(reply_error(
+            "ERR all 1024 worker IDs of this namespace are leased",
+        ));
+        assert!(matches!(e, LeaseCallError::Refused(_)), "{e}");
     }
 }

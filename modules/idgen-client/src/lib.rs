@@ -50,13 +50,16 @@ pub struct LeaseOptions {
     pub namespace: String,
     /// Lease length. Default 10 s.
     pub ttl: Duration,
-    /// Renew this often. Default a third of the TTL.
+    /// Renew this often. Default a third of the TTL. Also each lease call's timeout.
     pub renew_every: Duration,
     /// Stop issuing this long before the lease could end by the local clock. Default a tenth of
     /// the TTL.
     pub margin: Duration,
     /// Replicas that must acknowledge each grant and renewal (WAIT). Default 0.
     pub replicas: usize,
+    /// How long [`LeasedGenerator::start`] keeps trying for a first lease while the coordinator
+    /// is unreachable, slow or short of replicas (it backs off between tries). Default: one TTL.
+    pub start_within: Duration,
     /// Layout, epoch and drift limit; the worker and datacenter IDs come from the lease (the
     /// leased ID's low bits are the worker, the rest the datacenter).
     pub settings: Settings,
@@ -72,13 +75,16 @@ impl LeaseOptions {
             renew_every: Duration::from_millis(3_333),
             margin: Duration::from_secs(1),
             replicas: 0,
+            start_within: Duration::from_secs(10),
             settings: Settings::default(),
         }
     }
 
-    /// Sets the TTL, renewing at a third of it and stopping a tenth of it early.
+    /// Sets the TTL, renewing at a third of it, stopping a tenth of it early, and trying for a
+    /// first lease for one TTL.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
+        self.start_within = ttl;
         self.renew_every = ttl / 3;
         self.margin = ttl / 10;
         self
@@ -119,6 +125,13 @@ struct Held {
     valid_until: Instant,
 }
 
+/// The pause after `failures` consecutive failed lease calls: 10 ms doubling, at most 1 s.
+fn backoff(failures: u32) -> Duration {
+    BACKOFF_FIRST
+        .saturating_mul(1 << failures.min(7))
+        .min(BACKOFF_MOST)
+}
+
 struct Shared {
     held: Mutex<Held>,
     stop: AtomicBool,
@@ -132,7 +145,9 @@ pub struct LeasedGenerator {
 }
 
 impl LeasedGenerator {
-    /// Acquires a lease (waiting for it), then renews it in the background.
+    /// Acquires a lease, then renews it in the background. A coordinator that cannot be
+    /// reached, answers late or lacks replicas is tried again, with backoff, for
+    /// [`LeaseOptions::start_within`]; a refusal (e.g. every worker ID leased) is final.
     ///
     /// # Errors
     /// When the first lease cannot be had.
@@ -146,8 +161,7 @@ impl LeasedGenerator {
             stop: AtomicBool::new(false),
             options,
         });
-        let mut coordinator = shared.connect()?;
-        shared.take_lease(&mut coordinator)?;
+        let coordinator = shared.first_lease()?;
         let renewer = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -216,13 +230,36 @@ impl Shared {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Connects and takes a lease, trying again through transient failures until
+    /// `start_within` has passed.
+    fn first_lease(&self) -> Result<Coordinator, LeaseCallError> {
+        let give_up = Instant::now() + self.options.start_within;
+        let mut failures = 0u32;
+        loop {
+            let result = self.connect().and_then(|mut coordinator| {
+                self.take_lease(&mut coordinator).map(|()| coordinator)
+            });
+            let pause = backoff(failures);
+            match result {
+                Err(e @ LeaseCallError::Refused(_)) => return Err(e),
+                Err(e) if Instant::now() + pause >= give_up => return Err(e),
+                Err(e) => tracing::warn!(error = %e, "no first lease yet: trying again"),
+                Ok(coordinator) => return Ok(coordinator),
+            }
+            failures = failures.saturating_add(1);
+            std::thread::sleep(pause);
+        }
+    }
+
     fn connect(&self) -> Result<Coordinator, LeaseCallError> {
         let o = &self.options;
         Coordinator::connect(
             &o.url,
             &o.namespace,
             o.replicas,
-            o.margin.max(Duration::from_millis(50)),
+            // A reply is awaited until the next renewal would be due. Its lateness never makes
+            // a lease look longer: validity counts from when the call was sent.
+            o.renew_every.max(Duration::from_millis(50)),
         )
     }
 
@@ -308,11 +345,7 @@ impl Shared {
                 }
             }
             failures = failures.saturating_add(1);
-            std::thread::sleep(
-                BACKOFF_FIRST
-                    .saturating_mul(1 << failures.min(6))
-                    .min(BACKOFF_MOST),
-            );
+            std::thread::sleep(backoff(failures));
         }
         // Nothing is issued once the grant is gone; the generator knows the last time used.
         let (grant, used) = {

@@ -53,7 +53,7 @@ impl fmt::Display for LayoutError {
             LayoutError::ZeroTick => write!(f, "layout tick-ms must be at least 1"),
             LayoutError::Malformed(why) => write!(
                 f,
-                "{why}; expected twitter, instagram, sonyflake or \
+                "{why}; expected twitter, instagram, sonyflake, js53 or \
                  'time:41,datacenter:5,worker:5,sequence:12[,tick-ms:1]' (fields high to low)"
             ),
         }
@@ -61,6 +61,23 @@ impl fmt::Display for LayoutError {
 }
 
 impl std::error::Error for LayoutError {}
+
+/// Instagram's epoch, 2011-08-24T21:07:01.721Z, from its published PL/pgSQL `next_id()`.
+pub const INSTAGRAM_EPOCH_MS: i64 = 1_314_220_021_721;
+/// Sonyflake's default start time, 2014-09-01T00:00:00Z.
+pub const SONYFLAKE_EPOCH_MS: i64 = 1_409_529_600_000;
+
+/// A named layout and the epoch its original uses, the default when none is configured: an ID
+/// made under a profile means what the original's own tools say it means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The name `Layout::parse` knows it by.
+    pub name: &'static str,
+    /// Its bit layout.
+    pub layout: Layout,
+    /// Its original's epoch, ms since 1970 (js53, ours, keeps Twitter's).
+    pub epoch_ms: i64,
+}
 
 /// A validated bit layout. Fields are stored high to low below the time field, absent ones last.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +167,51 @@ impl Layout {
         }
     }
 
+    /// IDs that JavaScript can hold: 53 bits, so every ID is at most 2^53 - 1
+    /// (`Number.MAX_SAFE_INTEGER`) and survives `JSON.parse` and Lua's doubles. 41 bits of ms
+    /// (69.7 years from the epoch: until 2080-07 with Twitter's), 5 bits of worker (32 nodes),
+    /// 7 bits of sequence (128 IDs a ms per node, 128,000 a second).
+    pub fn js53() -> Self {
+        use Field::*;
+        Layout {
+            time_bits: 41,
+            tick_ms: 1,
+            fields: [(Worker, 5), (Sequence, 7), (Datacenter, 0)],
+        }
+    }
+
+    /// The named profiles, each with its original's epoch.
+    pub fn profiles() -> [Profile; 4] {
+        [
+            Profile {
+                name: "twitter",
+                layout: Self::twitter(),
+                epoch_ms: crate::TWITTER_EPOCH_MS,
+            },
+            Profile {
+                name: "instagram",
+                layout: Self::instagram(),
+                epoch_ms: INSTAGRAM_EPOCH_MS,
+            },
+            Profile {
+                name: "sonyflake",
+                layout: Self::sonyflake(),
+                epoch_ms: SONYFLAKE_EPOCH_MS,
+            },
+            Profile {
+                name: "js53",
+                layout: Self::js53(),
+                epoch_ms: crate::TWITTER_EPOCH_MS,
+            },
+        ]
+    }
+
+    /// The profile `spec` names (any case), if it names one rather than spelling out fields.
+    pub fn profile(spec: &str) -> Option<Profile> {
+        let name = spec.trim().to_ascii_lowercase();
+        Self::profiles().into_iter().find(|p| p.name == name)
+    }
+
     /// Parses a profile name or a spec such as `time:41,datacenter:5,worker:5,sequence:12,tick-ms:1`.
     ///
     /// Fields are listed high to low; `time` must come first; absent fields have 0 bits.
@@ -157,11 +219,8 @@ impl Layout {
     /// # Errors
     /// [`LayoutError::Malformed`] for an unknown name or field, plus every rule of [`Layout::new`].
     pub fn parse(spec: &str) -> Result<Self, LayoutError> {
-        match spec.trim().to_ascii_lowercase().as_str() {
-            "twitter" => return Ok(Self::twitter()),
-            "instagram" => return Ok(Self::instagram()),
-            "sonyflake" => return Ok(Self::sonyflake()),
-            _ => {}
+        if let Some(profile) = Self::profile(spec) {
+            return Ok(profile.layout);
         }
         let malformed = |why: String| LayoutError::Malformed(why);
         let mut time_bits = None;
@@ -329,8 +388,40 @@ mod tests {
     }
 
     #[test]
+    fn profiles_carry_their_originals_epochs() {
+        let epoch = |name: &str| Layout::profile(name).unwrap().epoch_ms;
+        assert_eq!(epoch("twitter"), 1_288_834_974_657);
+        assert_eq!(epoch("Instagram"), 1_314_220_021_721);
+        // 2014-09-01T00:00:00Z: 16,314 days after 1970-01-01.
+        assert_eq!(epoch("sonyflake"), 16_314 * 86_400_000);
+        assert_eq!(epoch("js53"), crate::TWITTER_EPOCH_MS);
+        assert_eq!(Layout::profile("time:41,worker:10,sequence:12"), None);
+    }
+
+    #[test]
+    fn js53_ids_stay_within_javascripts_safe_integers() {
+        let j = Layout::parse("js53").unwrap();
+        assert_eq!(j, Layout::js53());
+        let largest = j.compose(
+            j.max_ticks(),
+            j.max(Field::Datacenter),
+            j.max(Field::Worker),
+            j.max(Field::Sequence),
+        );
+        assert_eq!(largest, (1 << 53) - 1, "Number.MAX_SAFE_INTEGER");
+        assert_eq!(
+            (j.max(Field::Worker), j.max(Field::Sequence) + 1),
+            (31, 128)
+        );
+        // 2^41 ms from Twitter's epoch: 2080-07-10.
+        let end_ms = crate::TWITTER_EPOCH_MS + (1i64 << 41);
+        assert_eq!(end_ms / 86_400_000, 40_368, "2080-07-10 in days since 1970");
+        assert_eq!(j.to_string(), "time:41,worker:5,sequence:7,tick-ms:1");
+    }
+
+    #[test]
     fn decode_inverts_compose_for_every_profile() {
-        for layout in [Layout::twitter(), Layout::instagram(), Layout::sonyflake()] {
+        for Profile { layout, .. } in Layout::profiles() {
             let (ticks, dc, worker, seq) = (
                 layout.max_ticks() - 7,
                 layout.max(Field::Datacenter),
@@ -349,7 +440,7 @@ mod tests {
 
     #[test]
     fn spec_round_trips_through_display() {
-        for layout in [Layout::twitter(), Layout::instagram(), Layout::sonyflake()] {
+        for Profile { layout, .. } in Layout::profiles() {
             assert_eq!(Layout::parse(&layout.to_string()), Ok(layout));
         }
         let custom = Layout::parse("time:40, worker:10, sequence:13, tick-ms:2").unwrap();

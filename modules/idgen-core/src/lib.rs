@@ -20,6 +20,16 @@
 //!
 //! [`dateseq`] turns a per-day counter into `yyyyMMdd * 10^digits + seq` in a chosen time zone.
 //!
+//! # 128-bit IDs
+//!
+//! [`time128`] makes UUIDv7 and ULID values, strictly increasing on one node, with the same
+//! clock policy as the Snowflake generator.
+//!
+//! # IDs shown outside
+//!
+//! [`sqid`] encodes IDs as Sqids (short strings in an alphabet the operator shuffles), so that
+//! sequential values do not tell outsiders how many were issued.
+//!
 //! ```
 //! use idgen_core::{Generator, ManualClock, Settings};
 //!
@@ -35,10 +45,16 @@ pub mod dateseq;
 pub mod generator;
 pub mod layout;
 pub mod lease;
+pub mod lineage;
 pub mod settings;
+pub mod sqid;
+pub mod time128;
 
 pub use claims::{Claim, Claims};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use generator::{DecodedId, GenerateError, Generator, Stats, CEILING_HEADROOM_MS};
-pub use layout::{Field, Layout, LayoutError};
+pub use layout::{Field, Layout, LayoutError, Profile};
+pub use lineage::{Lineage, Overlap};
 pub use settings::{Settings, SettingsError, DEFAULT_MAX_DRIFT_MS, TWITTER_EPOCH_MS};
+pub use sqid::{SqidCodec, SqidError};
+pub use time128::{Form128, Generator128, Stats128};

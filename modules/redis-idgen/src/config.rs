@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use idgen_core::dateseq::{Calendar, DayCache};
-use idgen_core::{Layout, Settings, TWITTER_EPOCH_MS};
+use idgen_core::sqid::{DEFAULT_ALPHABET, MAX_MIN_LENGTH};
+use idgen_core::{Layout, Lineage, Settings, SqidCodec, TWITTER_EPOCH_MS};
 
 use crate::state;
 
@@ -20,9 +21,18 @@ use crate::state;
 pub static WORKER_ID: AtomicI64 = AtomicI64::new(0);
 /// `idgen.datacenter-id`: datacenter ID. Immutable. Default 0.
 pub static DATACENTER_ID: AtomicI64 = AtomicI64::new(0);
-/// `idgen.epoch`: custom epoch in ms since 1970. Immutable. Default Twitter's.
-pub static EPOCH: AtomicI64 = AtomicI64::new(TWITTER_EPOCH_MS);
-/// `idgen.layout`: twitter, instagram, sonyflake, or a spec. Immutable. Default twitter.
+/// `idgen.epoch`: custom epoch in ms since 1970. Immutable. Default [`LAYOUTS_EPOCH`]: the
+/// layout profile's own (Sonyflake's for `sonyflake`, ...), Twitter's for a spelled-out layout;
+/// resolved at load and stored back, so CONFIG GET shows the epoch in force.
+pub static EPOCH: AtomicI64 = AtomicI64::new(LAYOUTS_EPOCH);
+/// The value of `idgen.epoch` that means "the layout's own epoch".
+pub const LAYOUTS_EPOCH: i64 = -1;
+/// Whether `idgen.epoch` was set, rather than taken from the layout (known once resolved).
+static EPOCH_SET: AtomicBool = AtomicBool::new(false);
+/// `idgen.accept-id-overlap`: start even when the state file says this server issued IDs under
+/// another layout or epoch that the new settings' IDs may equal. Immutable. Default no.
+pub static ACCEPT_OVERLAP: AtomicBool = AtomicBool::new(false);
+/// `idgen.layout`: twitter, instagram, sonyflake, js53, or a spec. Immutable. Default twitter.
 pub static LAYOUT: Mutex<String> = Mutex::new(String::new());
 /// `idgen.state-file`: where the restart-safety reservation lives; empty turns it off. A
 /// relative path is resolved against Redis's `dir` once, at load, and shown absolute after.
@@ -34,6 +44,8 @@ pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
 pub static RANDOM_START: AtomicBool = AtomicBool::new(false);
 /// `idgen.max-drift-ms`: how far IDs may run ahead of the clock before refusing. Default 1000.
 pub static MAX_DRIFT_MS: AtomicI64 = AtomicI64::new(idgen_core::DEFAULT_MAX_DRIFT_MS as i64);
+/// `idgen.random-ids-on-replica`: UUID7.NEXT and ULID.NEXT answer on a replica too. Default no.
+pub static RANDOM_IDS_ON_REPLICA: AtomicBool = AtomicBool::new(false);
 /// `idgen.dateseq-timezone`: zone of DATESEQ dates. Default UTC.
 pub static DATESEQ_TIMEZONE: Mutex<String> = Mutex::new(String::new());
 /// `idgen.dateseq-ttl`: seconds a day's counter key outlives its day. Default 2 days.
@@ -45,6 +57,12 @@ pub static DATESEQ_DIGITS: AtomicI64 = AtomicI64::new(idgen_core::dateseq::DEFAU
 /// promoted to primary, covering what the old primary acknowledged but never replicated.
 /// Default [`DEFAULT_FAILOVER_GAP`]; 0 turns it off.
 pub static DATESEQ_FAILOVER_GAP: AtomicI64 = AtomicI64::new(DEFAULT_FAILOVER_GAP);
+
+/// `idgen.sqids-alphabet`: the letters of SQIDS replies and IDGEN.ENCODE, in the order that
+/// makes them (shuffle it: the order is the secret). Default letters and digits.
+pub static SQIDS_ALPHABET: Mutex<String> = Mutex::new(String::new());
+/// `idgen.sqids-min-length`: Sqids are padded to at least this many characters. Default 0.
+pub static SQIDS_MIN_LENGTH: AtomicI64 = AtomicI64::new(0);
 
 /// Default of `idgen.dateseq-failover-gap`: a second of writes at 10,000 values/s.
 pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
@@ -105,9 +123,26 @@ pub static SETTINGS: &[Setting] = &[
         &DATACENTER_ID,
         none,
     ),
-    int("epoch", false, TWITTER_EPOCH_MS, 0, i64::MAX, &EPOCH, none),
+    int(
+        "epoch",
+        false,
+        LAYOUTS_EPOCH,
+        LAYOUTS_EPOCH,
+        i64::MAX,
+        &EPOCH,
+        none,
+    ),
     text("layout", false, "twitter", &LAYOUT, check_layout),
     text("state-file", false, DEFAULT_STATE_FILE, &STATE_FILE, any),
+    Setting {
+        name: "accept-id-overlap",
+        live: false,
+        kind: Kind::Bool {
+            default: false,
+            cell: &ACCEPT_OVERLAP,
+            apply: |_| {},
+        },
+    },
     int(
         "max-drift-ms",
         true,
@@ -124,6 +159,15 @@ pub static SETTINGS: &[Setting] = &[
             default: false,
             cell: &RANDOM_START,
             apply: apply_random_start,
+        },
+    },
+    Setting {
+        name: "random-ids-on-replica",
+        live: true,
+        kind: Kind::Bool {
+            default: false,
+            cell: &RANDOM_IDS_ON_REPLICA,
+            apply: |_| {},
         },
     },
     text(
@@ -159,6 +203,22 @@ pub static SETTINGS: &[Setting] = &[
         crate::dateseq::MAX_COUNT,
         &DATESEQ_FAILOVER_GAP,
         none,
+    ),
+    text(
+        "sqids-alphabet",
+        true,
+        DEFAULT_ALPHABET,
+        &SQIDS_ALPHABET,
+        apply_sqids_alphabet,
+    ),
+    int(
+        "sqids-min-length",
+        true,
+        0,
+        0,
+        MAX_MIN_LENGTH as i64,
+        &SQIDS_MIN_LENGTH,
+        apply_sqids_min_length,
     ),
 ];
 
@@ -348,12 +408,33 @@ fn apply_timezone(zone: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the alphabet and, on a running server, makes Sqids with it from now on.
+fn apply_sqids_alphabet(alphabet: &str) -> Result<(), String> {
+    let min_length = SQIDS_MIN_LENGTH.load(Ordering::Relaxed) as u8;
+    let codec = SqidCodec::new(alphabet, min_length).map_err(|e| e.to_string())?;
+    if state::is_ready() {
+        state::with(|s| s.sqids = codec).map_err(|e| e.text())?;
+    }
+    Ok(())
+}
+
+fn apply_sqids_min_length(min_length: i64) {
+    // The stored alphabet was checked when it was set.
+    if let Ok(codec) = SqidCodec::new(&read(&SQIDS_ALPHABET), min_length as u8) {
+        let _ = state::with(|s| s.sqids = codec);
+    }
+}
+
 fn apply_random_start(on: bool) {
     let _ = state::with(|s| s.ids.set_random_start(on));
 }
 
 fn apply_max_drift(ms: i64) {
-    let _ = state::with(|s| s.ids.set_max_drift_ms(ms as u64));
+    let _ = state::with(|s| {
+        s.ids.set_max_drift_ms(ms as u64);
+        s.uuid7.set_max_drift_ms(ms as u64);
+        s.ulid.set_max_drift_ms(ms as u64);
+    });
 }
 
 /// The generator settings the configuration describes.
@@ -365,12 +446,71 @@ pub fn settings() -> Result<Settings, String> {
     let layout = Layout::parse(&spec).map_err(|e| format!("idgen.layout '{spec}': {e}"))?;
     Ok(Settings {
         layout,
-        epoch_ms: EPOCH.load(Ordering::Relaxed),
+        epoch_ms: resolve_epoch(&spec),
         datacenter_id: DATACENTER_ID.load(Ordering::Relaxed) as u64,
         worker_id: WORKER_ID.load(Ordering::Relaxed) as u64,
         random_start: RANDOM_START.load(Ordering::Relaxed),
         max_drift_ms: MAX_DRIFT_MS.load(Ordering::Relaxed) as u64,
     })
+}
+
+/// The epoch in force: `idgen.epoch` if set, else the layout profile's own (Twitter's for a
+/// spelled-out layout). Stored back, so that CONFIG GET shows it.
+fn resolve_epoch(layout_spec: &str) -> i64 {
+    let set = EPOCH.load(Ordering::Relaxed);
+    if set != LAYOUTS_EPOCH {
+        EPOCH_SET.store(true, Ordering::Relaxed);
+        return set;
+    }
+    let epoch = Layout::profile(layout_spec).map_or(TWITTER_EPOCH_MS, |p| p.epoch_ms);
+    EPOCH.store(epoch, Ordering::Relaxed);
+    epoch
+}
+
+/// Checks that IDs issued under `now` carry on above those the state file says were issued
+/// before `floor_ms` under `recorded` (its lineage words; `None` in a file written before
+/// lineages were recorded, whose IDs used the configured epoch if one was set, else Twitter's,
+/// the only default then). `idgen.accept-id-overlap yes` turns a refusal into a warning.
+///
+/// # Errors
+/// Why the module must not start: the overlap, and what to do about it.
+pub fn check_lineage(
+    floor_ms: i64,
+    recorded: Option<&str>,
+    now: &Lineage,
+    now_ms: i64,
+) -> Result<Option<String>, String> {
+    let issued = match recorded {
+        Some(words) => Lineage::parse_record(words).map_err(|e| {
+            format!("idgen.state-file holds a lineage this module cannot read: {e}")
+        })?,
+        None => Lineage {
+            layout: now.layout.clone(),
+            epoch_ms: if EPOCH_SET.load(Ordering::Relaxed) {
+                now.epoch_ms
+            } else {
+                TWITTER_EPOCH_MS
+            },
+        },
+    };
+    let Err(overlap) = now.carries_on_from(&issued, floor_ms, now_ms) else {
+        return Ok(None);
+    };
+    let why = format!(
+        "idgen.state-file says this server issued IDs under layout {} epoch {} until {floor_ms} \
+         ms; under layout {} epoch {} {overlap}",
+        issued.layout, issued.epoch_ms, now.layout, now.epoch_ms
+    );
+    if ACCEPT_OVERLAP.load(Ordering::Relaxed) {
+        return Ok(Some(format!(
+            "{why}; starting anyway, as idgen.accept-id-overlap is yes"
+        )));
+    }
+    Err(format!(
+        "{why}. Keep the old ones (idgen.epoch {} and idgen.layout {}), or, if IDs issued before \
+         can never meet the new ones, start once with idgen.accept-id-overlap yes",
+        issued.epoch_ms, issued.layout
+    ))
 }
 
 /// The reservation file as an absolute path, unless switched off. Resolved against the working
@@ -397,4 +537,14 @@ pub fn resolve_state_file() -> Result<Option<PathBuf>, String> {
 /// The zone error's message.
 pub fn calendar() -> Result<Calendar, String> {
     Calendar::new(&read(&DATESEQ_TIMEZONE)).map_err(|e| format!("idgen.dateseq-timezone: {e}"))
+}
+
+/// The Sqid codec the configuration describes.
+///
+/// # Errors
+/// The alphabet's error.
+pub fn sqid_codec() -> Result<SqidCodec, String> {
+    let min_length = SQIDS_MIN_LENGTH.load(Ordering::Relaxed) as u8;
+    SqidCodec::new(&read(&SQIDS_ALPHABET), min_length)
+        .map_err(|e| format!("idgen.sqids-alphabet: {e}"))
 }

@@ -18,6 +18,7 @@ use crate::config::{DATESEQ_DIGITS, DATESEQ_FAILOVER_GAP, DATESEQ_TTL};
 use crate::error::CommandError;
 use crate::ffi::ctx::{Args, Ctx};
 use crate::ffi::key::{Counter, KeyName};
+use crate::form::Form;
 use crate::snowflake::parse_count;
 use crate::state;
 
@@ -36,14 +37,16 @@ pub const MAX_COUNT: i64 = 1_000_000_000;
 struct Request<'a> {
     prefix: &'a [u8],
     digits: u32,
-    /// `Some(n)` when COUNT was given: the reply is then the range `[first, last]`.
+    /// `Some(n)` when COUNT was given: the reply is then the range `[first, last]` (every
+    /// value, with SQIDS).
     count: Option<u64>,
-    as_string: bool,
+    form: Form,
 }
 
-/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING]`: the next value of today's counter for
-/// `prefix`; with COUNT, the next `n` as the array `[first, last]`. As strings with STRING, and
-/// from a script when above 2^53.
+/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING | SQIDS]`: the next value of today's
+/// counter for `prefix`; with COUNT, the next `n` as the array `[first, last]`. As strings with
+/// STRING, and from a script when above 2^53. As Sqids with SQIDS; with COUNT (up to 1000), all
+/// `n` of them, since the values between first and last cannot be told from their Sqids.
 pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let result = parse(args, true).and_then(|req| issue(ctx, &req).map(|v| (req, v)));
     let (req, (first, last)) = match result {
@@ -54,13 +57,15 @@ pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
     };
     ISSUED.fetch_add(req.count.unwrap_or(1), Ordering::Relaxed);
-    let as_string = req.as_string || needs_string(ctx, last);
-    if req.count.is_none() {
-        return ctx.reply_id(first, as_string);
-    }
-    ctx.reply_array(2)?;
-    ctx.reply_id(first, as_string)?;
-    ctx.reply_id(last, as_string)
+    let form = req.form.exact_or_decimal(!needs_string(ctx, last));
+    state::with(|s| match (req.count, form) {
+        (None, form) => form.reply(ctx, first as u64, &s.sqids),
+        (Some(_), Form::Sqid) => {
+            let all: Vec<u64> = (first as u64..=last as u64).collect();
+            form.reply_all(ctx, &all, &s.sqids)
+        }
+        (Some(_), form) => form.reply_all(ctx, &[first as u64, last as u64], &s.sqids),
+    })?
 }
 
 /// Whether `value` must go out as a string although the caller did not ask: a script's Lua
@@ -107,8 +112,8 @@ fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
     Ok((first, last))
 }
 
-/// `DATESEQ.CURRENT prefix [DIGITS d] [STRING]`: the last value `DATESEQ.NEXT` gave today, or
-/// nil.
+/// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS]`: the last value `DATESEQ.NEXT` gave
+/// today, or nil.
 pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let req = parse(args, false)?;
     let (day, name, _) = locate(req.prefix)?;
@@ -117,7 +122,8 @@ pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         None | Some(0) => ctx.reply_null(),
         Some(seq) => {
             let value = compose(day.date, req.digits, seq)?;
-            ctx.reply_id(value, req.as_string || needs_string(ctx, value))
+            let form = req.form.exact_or_decimal(!needs_string(ctx, value));
+            state::with(|s| form.reply(ctx, value as u64, &s.sqids))?
         }
     }
 }
@@ -133,8 +139,8 @@ fn locate(prefix: &[u8]) -> Result<(Day, KeyName, bool), CommandError> {
     })?
 }
 
-/// `prefix [DIGITS d] [COUNT n] [STRING]`, DIGITS defaulting to `idgen.dateseq-digits`;
-/// COUNT only where `counted`.
+/// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS]`, DIGITS defaulting to
+/// `idgen.dateseq-digits`; COUNT only where `counted`.
 fn parse(mut args: Args<'_>, counted: bool) -> Result<Request<'_>, CommandError> {
     let most = if counted { 7 } else { 5 };
     if args.len() < 2 || args.len() > most {
@@ -142,23 +148,24 @@ fn parse(mut args: Args<'_>, counted: bool) -> Result<Request<'_>, CommandError>
     }
     let prefix = args.next_bytes().ok_or(CommandError::WrongArity)?;
     let mut digits = DATESEQ_DIGITS.load(Ordering::Relaxed);
-    let (mut count, mut as_string) = (None, false);
+    let (mut count, mut form) = (None, Form::Integer);
     args.options(|name, args| {
-        if name.eq_ignore_ascii_case(b"DIGITS") {
+        if form.take(name)? {
+            return Ok(true);
+        } else if name.eq_ignore_ascii_case(b"DIGITS") {
             digits = args.next_i64()?;
         } else if counted && name.eq_ignore_ascii_case(b"COUNT") {
             count = Some(parse_count(args, MAX_COUNT)? as u64);
-        } else if name.eq_ignore_ascii_case(b"STRING") {
-            as_string = true;
         } else {
             return Ok(false);
         }
         Ok(true)
     })?;
+    form.check_count(count.unwrap_or(1))?;
     Ok(Request {
         prefix,
         digits: check_digits(digits)?,
         count,
-        as_string,
+        form,
     })
 }

@@ -2,7 +2,7 @@
 
 use idgen_core::dateseq::{KeyError, ValueError};
 use idgen_core::lease::LeaseError;
-use idgen_core::GenerateError;
+use idgen_core::{GenerateError, SqidError};
 
 use crate::ffi::ctx::Ctx;
 
@@ -27,6 +27,8 @@ pub enum CommandError {
     BadCounter,
     /// SNOWFLAKE.NEXT on a replica.
     Replica,
+    /// UUID7.NEXT or ULID.NEXT on a replica, without `idgen.random-ids-on-replica`.
+    ReplicaRandom(&'static str),
     /// Another primary of the cluster claims this node's worker-id (or none heard yet).
     WorkerClaim(String),
     /// The module did not finish loading.
@@ -41,6 +43,8 @@ pub enum CommandError {
     Key(KeyError),
     /// A worker-ID lease operation was refused.
     Lease(LeaseError),
+    /// A Sqid could not be made or read.
+    Sqid(SqidError),
 }
 
 impl CommandError {
@@ -68,6 +72,10 @@ impl CommandError {
             CommandError::Replica => "ERR SNOWFLAKE.NEXT is refused on a replica: it would repeat \
                  its primary's IDs; send it to the primary"
                 .into(),
+            CommandError::ReplicaRandom(command) => format!(
+                "ERR {command} is refused on a replica: its IDs would not be ordered with its \
+                 primary's; send it to the primary, or set idgen.random-ids-on-replica yes"
+            ),
             CommandError::WorkerClaim(why) => format!("ERR {why}"),
             CommandError::NotReady => "ERR idgen module is not initialised".into(),
             CommandError::MissingApi(name) => format!("ERR this Redis lacks {name}"),
@@ -75,6 +83,7 @@ impl CommandError {
             CommandError::Value(e) => format!("ERR {e}"),
             CommandError::Key(e) => format!("ERR {e}"),
             CommandError::Lease(e) => format!("ERR {e}"),
+            CommandError::Sqid(e) => format!("ERR {e}"),
         }
     }
 
@@ -108,5 +117,11 @@ impl From<KeyError> for CommandError {
 impl From<LeaseError> for CommandError {
     fn from(e: LeaseError) -> Self {
         CommandError::Lease(e)
+    }
+}
+
+impl From<SqidError> for CommandError {
+    fn from(e: SqidError) -> Self {
+        CommandError::Sqid(e)
     }
 }

@@ -24,6 +24,16 @@ pub fn write(info: &Info) {
         info.int("drift_borrowed_ms", s.ids.drift_ms() as i64);
         info.int("drift_borrowed_max_ms", stats.max_drift_ms as i64);
         info.int("last_tick_ms", s.ids.last_tick_unix_ms());
+        for (name, ids) in [("uuid7", &s.uuid7), ("ulid", &s.ulid)] {
+            let stats = ids.stats();
+            info.int(&format!("{name}_issued"), stats.issued as i64);
+            info.int(&format!("{name}_refused"), stats.refused as i64);
+            info.int(
+                &format!("{name}_clock_backwards_events"),
+                stats.clock_backwards as i64,
+            );
+            info.int(&format!("{name}_ms_borrowed"), stats.ms_borrowed as i64);
+        }
         info.text("dateseq_timezone", s.days.calendar().name());
         info.int("dateseq_promotions", s.fence.term() as i64);
     }
@@ -67,5 +77,14 @@ pub fn write(info: &Info) {
     info.int(
         "dateseq_digits",
         config::DATESEQ_DIGITS.load(Ordering::Relaxed),
+    );
+    // Whether the alphabet was changed, not the alphabet: its order is the operator's secret.
+    let custom = config::SQIDS_ALPHABET
+        .try_lock()
+        .is_ok_and(|a| a.as_str() != idgen_core::sqid::DEFAULT_ALPHABET);
+    info.text("sqids_alphabet", if custom { "custom" } else { "default" });
+    info.int(
+        "sqids_min_length",
+        config::SQIDS_MIN_LENGTH.load(Ordering::Relaxed),
     );
 }

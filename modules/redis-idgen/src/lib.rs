@@ -6,17 +6,20 @@
 //!
 //! | command | reply |
 //! |---|---|
-//! | `SNOWFLAKE.NEXT [COUNT n] [STRING]` | an ID, or `n` (1..=100000) strictly increasing IDs |
-//! | `SNOWFLAKE.DECODE id` | time_ms, time (ISO-8601), datacenter, worker, sequence |
-//! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING]` | `yyyyMMdd * 10^d + seq` from today's counter; with COUNT, `[first, last]` of `n` values |
-//! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING]` | the last value DATESEQ.NEXT gave today, or nil |
+//! | `SNOWFLAKE.NEXT [COUNT n] [STRING \| SQIDS]` | an ID, or `n` (1..=100000) strictly increasing IDs |
+//! | `SNOWFLAKE.DECODE id` | time_ms, time (ISO-8601), datacenter, worker, sequence, epoch_ms |
+//! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING \| SQIDS]` | `yyyyMMdd * 10^d + seq` from today's counter; with COUNT, `[first, last]` of `n` values (all `n` with SQIDS) |
+//! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING \| SQIDS]` | the last value DATESEQ.NEXT gave today, or nil |
+//! | `IDGEN.ENCODE n [n ...]` / `IDGEN.DECODE sqid` | the Sqid of 1 to 16 numbers / the numbers of a Sqid |
+//! | `UUID7.NEXT [COUNT n]` / `ULID.NEXT [COUNT n]` | a UUIDv7 / ULID in canonical text, or `n` (1..=100000) increasing |
+//! | `UUID7.DECODE uuid` / `ULID.DECODE ulid` | time_ms, time (ISO-8601), random (hex) |
 //! | `WORKERID.ACQUIRE ns TTL ms [MAX n]` | `[worker_id, token, expires_at_ms, start_above_ms]` |
 //! | `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]` | `[expires_at_ms, until_ms]` |
 //! | `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]` | OK |
 //! | `WORKERID.LIST ns` | `[worker_id, token, expires_at_ms, until_ms]` per live lease |
 //!
 //! IDs are integers, or strings with STRING and whenever a script calls (Lua rounds integers
-//! above 2^53). Configuration is in [`config`]; `INFO idgen` shows the layout and counters.
+//! above 2^53), or Sqids with SQIDS ([`form`]). Configuration is in [`config`]; `INFO idgen` shows the layout and counters.
 //! Handlers never panic, sleep or wait for the clock: a request that cannot be served gets an
 //! `ERR` reply. All `unsafe` code is in [`ffi`].
 
@@ -27,15 +30,17 @@ mod config;
 mod dateseq;
 mod error;
 mod ffi;
+mod form;
 mod info;
 mod reservation;
 mod role;
 mod snowflake;
 mod state;
+mod time128;
 mod workerid;
 
 use idgen_core::dateseq::DayCache;
-use idgen_core::{Generator, SystemClock};
+use idgen_core::{Clock, Generator, Lineage, SystemClock};
 use redis_module::{redis_module, Context, RedisString, Status};
 
 use crate::ffi::module::{raw_handler, Command};
@@ -47,6 +52,12 @@ const COMMANDS: &[Command] = &[
     Command { name: "SNOWFLAKE.DECODE", handler: raw_handler!(snowflake::decode), flags: "fast", keys: (0, 0, 0) },
     Command { name: "DATESEQ.NEXT", handler: raw_handler!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1) },
     Command { name: "DATESEQ.CURRENT", handler: raw_handler!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1) },
+    Command { name: "UUID7.NEXT", handler: raw_handler!(time128::uuid7_next), flags: "", keys: (0, 0, 0) },
+    Command { name: "ULID.NEXT", handler: raw_handler!(time128::ulid_next), flags: "", keys: (0, 0, 0) },
+    Command { name: "UUID7.DECODE", handler: raw_handler!(time128::uuid7_decode), flags: "fast", keys: (0, 0, 0) },
+    Command { name: "ULID.DECODE", handler: raw_handler!(time128::ulid_decode), flags: "fast", keys: (0, 0, 0) },
+    Command { name: "IDGEN.ENCODE", handler: raw_handler!(form::encode), flags: "fast", keys: (0, 0, 0) },
+    Command { name: "IDGEN.DECODE", handler: raw_handler!(form::decode), flags: "fast", keys: (0, 0, 0) },
     Command { name: "WORKERID.ACQUIRE", handler: raw_handler!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1) },
     Command { name: "WORKERID.RENEW", handler: raw_handler!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1) },
     Command { name: "WORKERID.RELEASE", handler: raw_handler!(workerid::release), flags: "write", keys: (1, 1, 1) },
@@ -74,11 +85,23 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     ffi::config::register(ctx.ctx, &load_args)?;
     let mut ids = Generator::new(config::settings()?, SystemClock).map_err(|e| e.to_string())?;
     let days = DayCache::new(config::calendar()?);
+    let sqids = config::sqid_codec()?;
     role::follow(ctx.ctx)?;
     cluster::start(ctx.ctx)?;
     match config::resolve_state_file()? {
         Some(path) => {
-            let floor = reservation::start(path)?;
+            let lineage = Lineage {
+                layout: ids.settings().layout.clone(),
+                epoch_ms: ids.settings().epoch_ms,
+            };
+            let floor = reservation::start(path, lineage.record(), |floor, recorded| {
+                let warning =
+                    config::check_lineage(floor, recorded, &lineage, SystemClock.now_ms())?;
+                if let Some(warning) = warning {
+                    ctx.log_warning(&format!("idgen: {warning}"));
+                }
+                Ok(())
+            })?;
             ids.resume_after(floor);
         }
         None => ctx.log_warning("idgen: idgen.state-file is empty: IDs may repeat after a restart"),
@@ -92,7 +115,11 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         days.calendar().name(),
         reservation::durable_until(),
     );
-    let _ = state::install(state::State::new(ids, days));
+    let state = state::State::new(ids, days, sqids).inspect_err(|_| {
+        // The module is about to be unloaded: its thread must not outlive its code.
+        reservation::stop();
+    })?;
+    let _ = state::install(state);
     if let Err(e) = ffi::module::register_commands(ctx.ctx, COMMANDS) {
         // The module is about to be unloaded: its thread must not outlive its code.
         reservation::stop();

@@ -10,6 +10,10 @@
 //! except once at load time. The margin is smaller than the default drift limit, so a node
 //! restarted at once resumes by borrowing a few hundred ms ahead of the clock, not by refusing.
 //!
+//! Beside the time, the file records the layout and epoch the IDs are made under
+//! (`<ms> layout=<spec> epoch=<ms>`), so that a restart under other settings is checked
+//! against what was issued ([`idgen_core::Lineage`]) before anything is written.
+//!
 //! The file is locked while the module runs: a second server started on the same directory
 //! (the same configuration twice) refuses to load instead of handing out the same IDs. The lock
 //! and the temporary file are named by appending `.lock` and `.tmp` to the state file's name, so
@@ -104,30 +108,40 @@ fn high_water() -> i64 {
         .max(LAST_ISSUED.load(Ordering::Relaxed))
 }
 
+/// What an earlier run left: the time its IDs are reserved up to, and the words after it (the
+/// lineage; `None` in a file from before lineages were recorded).
+type Left = Option<(i64, Option<String>)>;
+
 /// Reads the reservation left by an earlier run, if any.
 ///
 /// # Errors
-/// When the file exists but cannot be read or holds something else than a number.
-fn read(path: &Path) -> Result<Option<i64>, String> {
-    match fs::read_to_string(path) {
-        Ok(text) => text.trim().parse().map(Some).map_err(|_| {
-            format!(
-                "{} holds '{}', not a time in ms",
-                path.display(),
-                text.trim()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
+/// When the file exists but cannot be read or does not start with a number.
+fn read(path: &Path) -> Result<Left, String> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let text = text.trim();
+    let (time, rest) = text.split_once(' ').unwrap_or((text, ""));
+    let until = time.parse().map_err(|_| {
+        format!(
+            "{} holds {}, not a time in ms",
+            path.display(),
+            crate::config::shown(text.as_bytes())
+        )
+    })?;
+    let rest = rest.trim();
+    Ok(Some((until, (!rest.is_empty()).then(|| rest.to_string()))))
 }
 
-/// Writes `until_ms` to `path` so that a crash at any point leaves the old or the new value:
-/// a temporary file, fsync, rename over the old one, fsync of the directory.
-fn write(path: &Path, until_ms: i64) -> std::io::Result<()> {
+/// Writes `until_ms` and the lineage `record` to `path` so that a crash at any point leaves
+/// the old or the new file: a temporary file, fsync, rename over the old one, fsync of the
+/// directory.
+fn write(path: &Path, until_ms: i64, record: &str) -> std::io::Result<()> {
     let tmp = sibling(path, ".tmp");
     let mut file = File::create(&tmp)?;
-    writeln!(file, "{until_ms}")?;
+    writeln!(file, "{until_ms} {record}")?;
     file.sync_all()?;
     fs::rename(&tmp, path)?;
     let dir = match path.parent() {
@@ -138,12 +152,17 @@ fn write(path: &Path, until_ms: i64) -> std::io::Result<()> {
 }
 
 /// Takes the lock, reads the earlier run's reservation (the floor to resume above, 0 if none),
-/// makes the first reservation above it, and keeps extending it from a background thread.
+/// lets `check` refuse it (given the floor and the lineage words the file recorded), makes the
+/// first reservation above it under `record`, and keeps extending it from a background thread.
 ///
 /// # Errors
-/// When another process holds the lock, or the file cannot be read or written: the module
-/// must not load then.
-pub fn start(path: PathBuf) -> Result<i64, String> {
+/// When another process holds the lock, the file cannot be read or written, or `check`
+/// refuses: the module must not load then, and the file is left as it was.
+pub fn start(
+    path: PathBuf,
+    record: String,
+    check: impl FnOnce(i64, Option<&str>) -> Result<(), String>,
+) -> Result<i64, String> {
     let lock_path = sibling(&path, ".lock");
     let lock = OpenOptions::new()
         .create(true)
@@ -156,21 +175,24 @@ pub fn start(path: PathBuf) -> Result<i64, String> {
             lock_path.display()
         )
     })?;
-    let floor = read(&path)?.unwrap_or(0);
+    let (floor, recorded) = read(&path)?.unwrap_or((0, None));
+    if floor > 0 {
+        check(floor, recorded.as_deref())?;
+    }
     let first = high_water().max(floor) + MARGIN_MS;
-    write(&path, first).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write(&path, first, &record).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     DURABLE_UNTIL.store(first, Ordering::Release);
     STOP.store(false, Ordering::Relaxed);
     let handle = std::thread::Builder::new()
         .name("idgen-reserve".into())
-        .spawn(move || keep_extending(&path))
+        .spawn(move || keep_extending(&path, &record))
         .map_err(|e| format!("cannot start the reservation thread: {e}"))?;
     *THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
     *LOCK.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
     Ok(floor)
 }
 
-fn keep_extending(path: &Path) {
+fn keep_extending(path: &Path, record: &str) {
     let mut failing = false;
     while !STOP.load(Ordering::Relaxed) {
         std::thread::park_timeout(TICK);
@@ -180,7 +202,7 @@ fn keep_extending(path: &Path) {
             continue;
         }
         let next = (high + MARGIN_MS).max(durable);
-        match write(path, next) {
+        match write(path, next, record) {
             Ok(()) => {
                 DURABLE_UNTIL.store(next, Ordering::Release);
                 if failing {

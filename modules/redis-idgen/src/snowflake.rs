@@ -5,14 +5,15 @@ use jiff::Timestamp;
 
 use crate::error::CommandError;
 use crate::ffi::ctx::{Args, Ctx};
+use crate::form::Form;
 use crate::{cluster, reservation, role, state};
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
 
-/// `SNOWFLAKE.NEXT [COUNT n] [STRING]`: one ID, or an array of `n` strictly increasing IDs;
-/// as strings with STRING, and always when called from a script (Lua numbers are doubles and
-/// would round an ID above 2^53).
+/// `SNOWFLAKE.NEXT [COUNT n] [STRING | SQIDS]`: one ID, or an array of `n` strictly increasing
+/// IDs; as strings with STRING, and always when called from a script (Lua numbers are doubles
+/// and would round an ID above 2^53); as Sqids with SQIDS (COUNT up to 1000).
 ///
 /// Refused on a replica, which shares its primary's worker-id and would repeat its IDs.
 pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
@@ -20,10 +21,10 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         return Err(CommandError::WrongArity);
     }
     let mut count = None;
-    let mut as_string = false;
+    let mut form = Form::Integer;
     args.options(|name, args| {
-        if name.eq_ignore_ascii_case(b"STRING") {
-            as_string = true;
+        if form.take(name)? {
+            return Ok(true);
         } else if name.eq_ignore_ascii_case(b"COUNT") {
             count = Some(parse_count(args, MAX_COUNT)? as usize);
         } else {
@@ -31,19 +32,20 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         }
         Ok(true)
     })?;
+    form.check_count(count.unwrap_or(1) as u64)?;
     if role::is_replica() {
         return Err(CommandError::Replica);
     }
     if let Some(why) = cluster::refusal() {
         return Err(CommandError::WorkerClaim(why));
     }
-    let as_string = as_string || ctx.called_by_script();
+    let form = form.exact_or_decimal(!ctx.called_by_script());
     if let Some(why) = reservation::refusal() {
         return Err(CommandError::StateFile(why));
     }
     state::with(|s| {
         s.ids.set_ceiling(reservation::durable_until());
-        let result = issue(ctx, s, count, as_string);
+        let result = issue(ctx, s, count, form);
         reservation::note_issued(s.ids.last_tick_unix_ms());
         result
     })?
@@ -64,15 +66,15 @@ fn issue(
     ctx: &Ctx,
     s: &mut state::State,
     count: Option<usize>,
-    as_string: bool,
+    form: Form,
 ) -> Result<(), CommandError> {
     match count {
-        None => ctx.reply_id(s.ids.next_id().map_err(refusal)? as i64, as_string),
+        None => form.reply(ctx, s.ids.next_id().map_err(refusal)?, &s.sqids),
         Some(n) => {
             let mut ids = std::mem::take(&mut s.id_buf);
             ids.clear();
             let result = s.ids.next_ids(n, &mut ids).map_err(refusal);
-            let result = result.and_then(|()| ctx.reply_ids(&ids, as_string));
+            let result = result.and_then(|()| form.reply_all(ctx, &ids, &s.sqids));
             s.id_buf = ids;
             result
         }
@@ -89,7 +91,7 @@ fn refusal(e: GenerateError) -> CommandError {
 }
 
 /// `SNOWFLAKE.DECODE id`: the ID's time (ms and ISO-8601), datacenter, worker and sequence,
-/// under this server's layout and epoch.
+/// under this server's layout and epoch, and that epoch.
 pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     if args.len() != 2 {
         return Err(CommandError::WrongArity);
@@ -98,11 +100,11 @@ pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     if id < 0 {
         return Err(CommandError::OutOfRange("id must not be negative".into()));
     }
-    let d = state::with(|s| s.ids.decode(id as u64))?;
+    let (d, epoch_ms) = state::with(|s| (s.ids.decode(id as u64), s.ids.settings().epoch_ms))?;
     let iso = Timestamp::from_millisecond(d.unix_ms)
         .map(|t| format!("{t:.3}"))
         .unwrap_or_default();
-    ctx.reply_map(5)?;
+    ctx.reply_map(6)?;
     ctx.reply_bytes(b"time_ms")?;
     ctx.reply_i64(d.unix_ms)?;
     ctx.reply_bytes(b"time")?;
@@ -112,5 +114,7 @@ pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     ctx.reply_bytes(b"worker")?;
     ctx.reply_i64(d.worker as i64)?;
     ctx.reply_bytes(b"sequence")?;
-    ctx.reply_i64(d.sequence as i64)
+    ctx.reply_i64(d.sequence as i64)?;
+    ctx.reply_bytes(b"epoch_ms")?;
+    ctx.reply_i64(epoch_ms)
 }

@@ -6,7 +6,8 @@
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use idgen_core::dateseq::{DayCache, Fence};
-use idgen_core::{Generator, SystemClock};
+use idgen_core::{Form128, Generator, Generator128, SqidCodec, SystemClock};
+use rand::rngs::StdRng;
 
 use crate::ffi::key::KeyNameCache;
 
@@ -24,18 +25,39 @@ pub struct State {
     pub fence: Fence,
     /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
     pub id_buf: Vec<u64>,
+    /// Sqids of the configured alphabet and minimum length.
+    pub sqids: SqidCodec,
+    /// UUID7.NEXT's generator.
+    pub uuid7: Generator128<SystemClock, StdRng>,
+    /// ULID.NEXT's generator.
+    pub ulid: Generator128<SystemClock, StdRng>,
+    /// Reused for UUID7.NEXT and ULID.NEXT COUNT.
+    pub id128_buf: Vec<u128>,
 }
 
 impl State {
-    /// State around a generator and a calendar.
-    pub fn new(ids: Generator<SystemClock>, days: DayCache) -> Self {
-        State {
+    /// State around a generator, a calendar and a Sqid codec; the 128-bit generators share the
+    /// Snowflake generator's drift limit.
+    ///
+    /// # Errors
+    /// When the 128-bit generators get no random seed.
+    pub fn new(
+        ids: Generator<SystemClock>,
+        days: DayCache,
+        sqids: SqidCodec,
+    ) -> Result<Self, String> {
+        let drift = ids.settings().max_drift_ms;
+        Ok(State {
+            uuid7: crate::time128::generator(Form128::Uuid7, drift)?,
+            ulid: crate::time128::generator(Form128::Ulid, drift)?,
+            id128_buf: Vec::new(),
             ids,
             days,
             key_names: KeyNameCache::default(),
             fence: Fence::new(),
             id_buf: Vec::new(),
-        }
+            sqids,
+        })
     }
 }
 

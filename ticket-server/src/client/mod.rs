@@ -4,6 +4,7 @@
 //! fails only when every server has failed it. Tickets from different servers never collide
 //! (each has its own offset), so any server's answer is as good as another's.
 
+pub mod ping;
 pub mod prefetch;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -34,6 +34,8 @@ pub fn get(parameter: &[u8], shared: &Shared, reply: &mut Reply<'_>) -> CmdResul
         b"port" => Some(c.listen.port().to_string()),
         b"bind" => Some(c.listen.ip().to_string()),
         b"dir" => Some(c.data_dir.display().to_string()),
+        // Not the alphabet: its order is the operator's secret.
+        b"sqids-min-length" => Some(c.sqids.min_length().to_string()),
         _ => None,
     };
     match value {

@@ -85,8 +85,9 @@ pub static COMMANDS: &[Spec] = &[
         arity: -1,
         flags: &["write", "fast"],
         group: "ticket",
-        summary: "TICKET.NEXT [sequence] [COUNT n]: the next ticket of a sequence ('default' when \
-                  omitted), or an array of the next n (1 to 100000), increasing.",
+        summary: "TICKET.NEXT [sequence] [COUNT n] [SQIDS]: the next ticket of a sequence \
+                  ('default' when omitted), or an array of the next n (1 to 100000), increasing; \
+                  as Sqids with SQIDS (COUNT up to 1000).",
         parse: ticket_next::TicketNext::parse_next,
     },
     Spec {

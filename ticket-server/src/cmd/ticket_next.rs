@@ -1,7 +1,10 @@
-//! `TICKET.NEXT [sequence] [COUNT n]`: the next ticket of a sequence (`default` when omitted),
-//! or an array of the next `n` (1 to 100000), increasing. `TICKET.RANGE [sequence] COUNT n`: the
-//! next `n` (1 to 100000000) as `[first, step, n]`, a reply that does not grow with `n` (for
-//! clients that hand tickets out of blocks).
+//! `TICKET.NEXT [sequence] [COUNT n] [SQIDS]`: the next ticket of a sequence (`default` when
+//! omitted), or an array of the next `n` (1 to 100000), increasing; as Sqids (strings in the
+//! server's `--sqids-alphabet`, for showing outside) with a last argument SQIDS, up to
+//! [`MAX_SQIDS`] at a time. A sequence named `sqids` is then named before it:
+//! `TICKET.NEXT sqids SQIDS`. `TICKET.RANGE [sequence] COUNT n`: the next `n` (1 to 100000000)
+//! as `[first, step, n]`, a reply that does not grow with `n` (for clients that hand tickets
+//! out of blocks).
 
 use std::sync::atomic::Ordering;
 
@@ -16,6 +19,8 @@ use crate::store::StoreError;
 pub const MAX_COUNT: u64 = 100_000;
 /// Most tickets one TICKET.RANGE takes.
 pub const MAX_RANGE: u64 = 100_000_000;
+/// Most tickets one call returns as Sqids (each takes about 12 µs to encode).
+pub const MAX_SQIDS: u64 = 1_000;
 
 /// The sequence used when none is named.
 pub const DEFAULT_SEQUENCE: &str = "default";
@@ -28,6 +33,8 @@ pub struct TicketNext {
     count: Option<u64>,
     /// TICKET.RANGE: reply `[first, step, n]`.
     range: bool,
+    /// Reply with Sqids.
+    sqids: bool,
 }
 
 impl TicketNext {
@@ -42,6 +49,10 @@ impl TicketNext {
     }
 
     fn parse(args: &[Bytes], range: bool) -> Result<TicketNext, CmdError> {
+        let (args, sqids) = match args.split_last() {
+            Some((last, rest)) if !range && last.eq_ignore_ascii_case(b"SQIDS") => (rest, true),
+            _ => (args, false),
+        };
         let default = || Bytes::from_static(DEFAULT_SEQUENCE.as_bytes());
         let (sequence, count) = match args.len() {
             1 | 2 if range => return Err(wrong_arity(args)),
@@ -51,10 +62,16 @@ impl TicketNext {
             4 => (args[1].clone(), Some(count(&args[2..], range)?)),
             _ => return Err(wrong_arity(args)),
         };
+        if sqids && count.unwrap_or(1) > MAX_SQIDS {
+            return Err(CmdError::OutOfRange(format!(
+                "COUNT must be between 1 and {MAX_SQIDS} with SQIDS"
+            )));
+        }
         Ok(TicketNext {
             sequence,
             count,
             range,
+            sqids,
         })
     }
 
@@ -65,6 +82,9 @@ impl TicketNext {
         let first = seq.take(n).await?;
         shared.issued.fetch_add(n, Ordering::Relaxed);
         let step = shared.config.increment;
+        if self.sqids {
+            return reply_sqids(shared, first, step, self.count, reply);
+        }
         match self.count {
             None => reply.integer(first as i64),
             Some(n) if self.range => {
@@ -82,6 +102,28 @@ impl TicketNext {
         }
         Ok(())
     }
+}
+
+/// The tickets as Sqids: one, or an array with COUNT. All are made before any is sent, so a
+/// refusal (a blocklist that leaves no string) is one error reply; its tickets are skipped.
+fn reply_sqids(
+    shared: &Shared,
+    first: u64,
+    step: u64,
+    count: Option<u64>,
+    reply: &mut Reply<'_>,
+) -> CmdResult {
+    let n = count.unwrap_or(1);
+    let sqids = (shared.config.sqids)
+        .encode_each((0..n).map(|i| first + i * step))
+        .map_err(|e| CmdError::OutOfRange(e.to_string()))?;
+    if count.is_some() {
+        reply.array(sqids.len());
+    }
+    for sqid in &sqids {
+        reply.bulk(sqid.as_bytes());
+    }
+    Ok(())
 }
 
 /// `COUNT n`, within the command's limit.

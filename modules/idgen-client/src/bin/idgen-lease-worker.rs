@@ -29,6 +29,9 @@ struct Args {
     /// Replicas that must acknowledge each lease write (WAIT).
     #[arg(long, default_value_t = 0)]
     replicas: usize,
+    /// How long to keep trying for a first lease, in ms (default: one TTL).
+    #[arg(long)]
+    start_within_ms: Option<u64>,
 }
 
 fn main() {
@@ -40,6 +43,9 @@ fn main() {
     let mut options =
         LeaseOptions::new(&args.url, &args.namespace).ttl(Duration::from_millis(args.ttl_ms));
     options.replicas = args.replicas;
+    if let Some(ms) = args.start_within_ms {
+        options.start_within = Duration::from_millis(ms);
+    }
     let ids = match LeasedGenerator::start(options) {
         Ok(ids) => ids,
         Err(e) => {

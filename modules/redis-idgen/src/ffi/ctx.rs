@@ -44,16 +44,6 @@ impl Ctx {
         Ok(())
     }
 
-    /// Replies with an ID: an integer, or its decimal digits as a bulk string for callers that
-    /// cannot hold a 64-bit integer exactly.
-    pub fn reply_id(&self, id: i64, as_string: bool) -> Result<(), CommandError> {
-        if !as_string {
-            return self.reply_i64(id);
-        }
-        let mut buf = [0u8; 20];
-        self.reply_bytes(decimal(id as u64, &mut buf))
-    }
-
     /// Replies with nil.
     pub fn reply_null(&self) -> Result<(), CommandError> {
         let reply = need!(RedisModule_ReplyWithNull);
@@ -74,8 +64,9 @@ impl Ctx {
     pub fn reply_ids(&self, ids: &[u64], as_string: bool) -> Result<(), CommandError> {
         self.reply_array(ids.len())?;
         if as_string {
+            let mut buf = [0u8; 20];
             for &id in ids {
-                self.reply_id(id as i64, true)?;
+                self.reply_bytes(decimal(id, &mut buf))?;
             }
         } else {
             let integer = need!(RedisModule_ReplyWithLongLong);

@@ -1,0 +1,288 @@
+//! Sqids: short, URL-safe strings for IDs shown outside (the successor of Hashids).
+//!
+//! Sequential IDs leak volume (a date sequence tells anyone how many orders were placed today);
+//! a Sqid of the same number, made with an alphabet shuffled as the operator's secret, does not
+//! read as a count. It is an encoding, not encryption: whoever has the alphabet decodes it.
+//!
+//! [`SqidCodec`] wraps the `sqids` crate with the limits a server needs: a bound on how many
+//! numbers one string holds and on how long a string it will read (decoding costs grow with
+//! length), a printable-ASCII alphabet, and a canonical check, so that exactly one string
+//! decodes to a given list of numbers and a lookup by string cannot be fooled by a variant.
+
+use std::fmt;
+
+use sqids::Sqids;
+
+/// The default alphabet: letters and digits, in the `sqids` crate's order.
+pub const DEFAULT_ALPHABET: &str = sqids::DEFAULT_ALPHABET;
+/// Largest minimum length (the Sqids specification's limit).
+pub const MAX_MIN_LENGTH: u8 = u8::MAX;
+/// Most numbers one Sqid holds (a tenant and an ID, a few parts of a key; not a list). It
+/// bounds the string length too, and decoding costs grow with the square of the length.
+pub const MAX_NUMBERS: usize = 16;
+
+/// Why a Sqid could not be made or read, or an alphabet is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SqidError {
+    /// The alphabet is too short, repeats a character, or holds one that is not printable ASCII.
+    Alphabet(String),
+    /// No numbers, or more than [`MAX_NUMBERS`].
+    Count(usize),
+    /// Every variant of the string for these numbers holds a blocked word.
+    Blocked,
+    /// The string is longer than any this codec makes ([`SqidCodec::max_len`]).
+    TooLong { len: usize, max: usize },
+    /// The string is not one this codec makes: a character outside the alphabet, a number that
+    /// overflows 64 bits, or a variant of the canonical string.
+    NotASqid,
+}
+
+impl fmt::Display for SqidError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SqidError::Alphabet(why) => write!(f, "sqids alphabet {why}"),
+            SqidError::Count(n) => write!(f, "a Sqid holds 1 to {MAX_NUMBERS} numbers, not {n}"),
+            SqidError::Blocked => write!(
+                f,
+                "every Sqid of these numbers holds a blocked word; try a longer alphabet"
+            ),
+            SqidError::TooLong { len, max } => {
+                write!(f, "a Sqid is at most {max} characters here, not {len}")
+            }
+            SqidError::NotASqid => write!(f, "not a Sqid of this alphabet and minimum length"),
+        }
+    }
+}
+
+impl std::error::Error for SqidError {}
+
+/// Encodes lists of numbers as Sqids and back, with one alphabet and minimum length.
+#[derive(Clone, Debug)]
+pub struct SqidCodec {
+    sqids: Sqids,
+    min_length: u8,
+    max_len: usize,
+}
+
+impl SqidCodec {
+    /// A codec over `alphabet` (3 to 95 distinct printable ASCII characters, no space) whose
+    /// strings are at least `min_length` characters long.
+    ///
+    /// # Errors
+    /// [`SqidError::Alphabet`] saying what is wrong with it.
+    pub fn new(alphabet: &str, min_length: u8) -> Result<Self, SqidError> {
+        check_alphabet(alphabet)?;
+        let sqids = Sqids::builder()
+            .alphabet(alphabet.chars().collect())
+            .min_length(min_length)
+            .build()
+            .map_err(|e| SqidError::Alphabet(e.to_string().to_lowercase()))?;
+        // Each number takes at most as many digits as u64::MAX in base (alphabet - 1) (one
+        // letter is the separator), plus a separator; then the prefix letter.
+        let base = alphabet.len() as u64 - 1;
+        let digits =
+            std::iter::successors(Some(u64::MAX), |n| (*n >= base).then(|| n / base)).count();
+        let max_len = (1 + MAX_NUMBERS * (digits + 1)).max(usize::from(min_length));
+        Ok(SqidCodec {
+            sqids,
+            min_length,
+            max_len,
+        })
+    }
+
+    /// The shortest string this codec makes.
+    pub fn min_length(&self) -> u8 {
+        self.min_length
+    }
+
+    /// The longest string this codec makes, and so the longest it reads.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The Sqid of `numbers`, in order.
+    ///
+    /// # Errors
+    /// [`SqidError::Count`] for none or too many; [`SqidError::Blocked`] when the blocklist
+    /// leaves no variant.
+    pub fn encode(&self, numbers: &[u64]) -> Result<String, SqidError> {
+        if numbers.is_empty() || numbers.len() > MAX_NUMBERS {
+            return Err(SqidError::Count(numbers.len()));
+        }
+        self.sqids.encode(numbers).map_err(|_| SqidError::Blocked)
+    }
+
+    /// The Sqid of each of `ids` on its own, all made or none.
+    ///
+    /// # Errors
+    /// As [`SqidCodec::encode`], for the first that fails.
+    pub fn encode_each(
+        &self,
+        ids: impl IntoIterator<Item = u64>,
+    ) -> Result<Vec<String>, SqidError> {
+        ids.into_iter().map(|id| self.encode(&[id])).collect()
+    }
+
+    /// The numbers `text` holds, if it is the very string [`SqidCodec::encode`] makes for them.
+    ///
+    /// # Errors
+    /// [`SqidError::TooLong`] past [`SqidCodec::max_len`] (checked before any work), else
+    /// [`SqidError::NotASqid`].
+    pub fn decode(&self, text: &str) -> Result<Vec<u64>, SqidError> {
+        if text.len() > self.max_len {
+            return Err(SqidError::TooLong {
+                len: text.len(),
+                max: self.max_len,
+            });
+        }
+        let numbers = self.sqids.decode(text);
+        if numbers.is_empty() || numbers.len() > MAX_NUMBERS {
+            return Err(SqidError::NotASqid);
+        }
+        // Several strings can decode to the same numbers (a different prefix, other padding);
+        // only the one encode makes is accepted.
+        match self.sqids.encode(&numbers) {
+            Ok(canonical) if canonical == text => Ok(numbers),
+            _ => Err(SqidError::NotASqid),
+        }
+    }
+}
+
+impl Default for SqidCodec {
+    fn default() -> Self {
+        SqidCodec::new(DEFAULT_ALPHABET, 0).expect("the default alphabet is valid")
+    }
+}
+
+/// Checks what the `sqids` crate leaves to us: printable ASCII only, so that every Sqid can be
+/// typed, logged and put in a URL path or a config file.
+fn check_alphabet(alphabet: &str) -> Result<(), SqidError> {
+    if let Some(c) = alphabet.chars().find(|c| !c.is_ascii_graphic()) {
+        return Err(SqidError::Alphabet(format!(
+            "holds {c:?}: use printable ASCII characters, no spaces"
+        )));
+    }
+    let len = alphabet.len();
+    if len < 3 {
+        return Err(SqidError::Alphabet(format!(
+            "has {len} characters: it needs at least 3"
+        )));
+    }
+    let mut seen = [false; 128];
+    for b in alphabet.bytes() {
+        if std::mem::replace(&mut seen[b as usize], true) {
+            return Err(SqidError::Alphabet(format!(
+                "repeats {:?}: every character must be different",
+                b as char
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_trip_in_the_default_alphabet() {
+        let codec = SqidCodec::default();
+        for numbers in [
+            vec![0],
+            vec![1],
+            vec![u64::MAX],
+            vec![20261123000042],
+            vec![2124474529882451968, 7, 0],
+            (0..MAX_NUMBERS as u64).map(|n| n * 1_000_003).collect(),
+        ] {
+            let text = codec.encode(&numbers).unwrap();
+            assert!(text.bytes().all(|b| b.is_ascii_alphanumeric()), "{text}");
+            assert_eq!(codec.decode(&text).unwrap(), numbers, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_alphabet_and_min_length_shape_the_string() {
+        let plain = SqidCodec::default();
+        let secret = SqidCodec::new(
+            "k3G7QAe51FCsPW92uEOyq4Bg6Sp8YzVTmnU0liwDdHXLajZrfxNhobJIRcMvKt",
+            0,
+        )
+        .unwrap();
+        let id = 2124474529882451968;
+        let (a, b) = (plain.encode(&[id]).unwrap(), secret.encode(&[id]).unwrap());
+        assert_ne!(a, b);
+        assert_eq!(secret.decode(&b).unwrap(), [id]);
+        // Read with the wrong alphabet, a Sqid does not come back as the same number.
+        assert_ne!(plain.decode(&b).ok(), Some(vec![id]));
+
+        let padded = SqidCodec::new(DEFAULT_ALPHABET, 20).unwrap();
+        let text = padded.encode(&[1]).unwrap();
+        assert_eq!(text.len(), 20);
+        assert_eq!(padded.decode(&text).unwrap(), [1]);
+        // A short codec reads no padded string as the same number, and vice versa.
+        assert_eq!(
+            padded.decode(&plain.encode(&[1]).unwrap()),
+            Err(SqidError::NotASqid)
+        );
+    }
+
+    #[test]
+    fn only_the_canonical_string_decodes() {
+        let codec = SqidCodec::default();
+        let text = codec.encode(&[42]).unwrap();
+        // Every other first letter still decodes to some number in the crate; none to ours.
+        for c in DEFAULT_ALPHABET.chars() {
+            let variant = format!("{c}{}", &text[1..]);
+            if variant != text {
+                assert_ne!(codec.decode(&variant).ok(), Some(vec![42]), "{variant}");
+            }
+        }
+        for bad in ["", "a", "ab-c", "é", "abc def"] {
+            assert_eq!(codec.decode(bad), Err(SqidError::NotASqid), "{bad:?}");
+        }
+        // A string of alphabet letters too long for a u64 overflows: refused, not wrapped.
+        assert_eq!(codec.decode(&"z".repeat(40)), Err(SqidError::NotASqid));
+        let max = codec.max_len();
+        assert_eq!(
+            codec.decode(&"a".repeat(max + 1)),
+            Err(SqidError::TooLong { len: max + 1, max })
+        );
+    }
+
+    #[test]
+    fn bad_alphabets_and_counts_are_refused() {
+        for (alphabet, says) in [
+            ("ab", "at least 3"),
+            ("abca", "repeats 'a'"),
+            ("ab c", "printable"),
+            ("abé", "printable"),
+            ("ab\u{7f}", "printable"),
+        ] {
+            let err = SqidCodec::new(alphabet, 0).unwrap_err();
+            assert!(err.to_string().contains(says), "{alphabet:?}: {err}");
+        }
+        let codec = SqidCodec::default();
+        assert_eq!(codec.encode(&[]), Err(SqidError::Count(0)));
+        let many = vec![1; MAX_NUMBERS + 1];
+        assert_eq!(codec.encode(&many), Err(SqidError::Count(MAX_NUMBERS + 1)));
+    }
+
+    #[test]
+    fn the_longest_strings_fit_max_len_in_any_alphabet() {
+        for (alphabet, min_length) in [("abc", 0), ("abcd", 0), (DEFAULT_ALPHABET, 0), ("xyz", 255)]
+        {
+            let codec = SqidCodec::new(alphabet, min_length).unwrap();
+            let numbers = vec![u64::MAX; MAX_NUMBERS];
+            match codec.encode(&numbers) {
+                Ok(text) => {
+                    assert!(text.len() <= codec.max_len(), "{alphabet}: {}", text.len());
+                    assert_eq!(codec.decode(&text).unwrap(), numbers);
+                }
+                // With three letters the blocklist may leave no variant: refused, not a panic.
+                Err(e) => assert_eq!(e, SqidError::Blocked),
+            }
+        }
+        assert_eq!(SqidCodec::default().max_len(), 1 + 16 * 12);
+    }
+}

@@ -1,0 +1,133 @@
+//! How IDs go out: integers, decimal strings (`STRING`) or Sqids (`SQIDS`), and the
+//! `IDGEN.ENCODE` / `IDGEN.DECODE` commands that convert between numbers and Sqids.
+//!
+//! The Sqid alphabet and minimum length are `idgen.sqids-alphabet` and
+//! `idgen.sqids-min-length` ([`crate::config`]); the codec lives in the state.
+
+use idgen_core::sqid::MAX_NUMBERS;
+use idgen_core::SqidCodec;
+
+use crate::error::CommandError;
+use crate::ffi::ctx::{decimal, parse_i64, Args, Ctx};
+use crate::state;
+
+/// Most IDs one call returns as Sqids: each takes about 12 µs to encode (the blocklist check),
+/// so 1,000 hold Redis's thread about 12 ms.
+pub const MAX_SQIDS: u64 = 1_000;
+
+/// The form of the IDs in a reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Form {
+    /// RESP integers.
+    #[default]
+    Integer,
+    /// Decimal digits as bulk strings: for clients whose numbers are doubles.
+    Decimal,
+    /// Sqids of the configured alphabet, as bulk strings.
+    Sqid,
+}
+
+impl Form {
+    /// Takes the option `name` if it is STRING or SQIDS (true), else leaves it (false).
+    ///
+    /// # Errors
+    /// When both are given.
+    pub fn take(&mut self, name: &[u8]) -> Result<bool, CommandError> {
+        let form = if name.eq_ignore_ascii_case(b"STRING") {
+            Form::Decimal
+        } else if name.eq_ignore_ascii_case(b"SQIDS") {
+            Form::Sqid
+        } else {
+            return Ok(false);
+        };
+        if *self != Form::Integer && *self != form {
+            return Err(CommandError::OutOfRange(
+                "STRING and SQIDS cannot be combined".into(),
+            ));
+        }
+        *self = form;
+        Ok(true)
+    }
+
+    /// Integers become decimal strings when `exact` is false: a script's Lua numbers are
+    /// doubles and would round them.
+    pub fn exact_or_decimal(self, exact: bool) -> Form {
+        match self {
+            Form::Integer if !exact => Form::Decimal,
+            form => form,
+        }
+    }
+
+    /// Checks that a reply of `n` IDs may take this form.
+    ///
+    /// # Errors
+    /// More than [`MAX_SQIDS`] as Sqids.
+    pub fn check_count(self, n: u64) -> Result<(), CommandError> {
+        if self == Form::Sqid && n > MAX_SQIDS {
+            return Err(CommandError::OutOfRange(format!(
+                "COUNT must be between 1 and {MAX_SQIDS} with SQIDS"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Replies with one ID in this form.
+    pub fn reply(self, ctx: &Ctx, id: u64, codec: &SqidCodec) -> Result<(), CommandError> {
+        match self {
+            Form::Integer => ctx.reply_i64(id as i64),
+            Form::Decimal => ctx.reply_bytes(decimal(id, &mut [0; 20])),
+            Form::Sqid => ctx.reply_bytes(codec.encode(&[id])?.as_bytes()),
+        }
+    }
+
+    /// Replies with an array of IDs in this form. Sqids are all made first, so that a refusal
+    /// is an error reply, never half an array.
+    pub fn reply_all(self, ctx: &Ctx, ids: &[u64], codec: &SqidCodec) -> Result<(), CommandError> {
+        if self != Form::Sqid {
+            return ctx.reply_ids(ids, self == Form::Decimal);
+        }
+        let sqids = codec.encode_each(ids.iter().copied())?;
+        ctx.reply_array(sqids.len())?;
+        for sqid in &sqids {
+            ctx.reply_bytes(sqid.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// `IDGEN.ENCODE n [n ...]`: the Sqid of 1 to 16 non-negative integers.
+pub fn encode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+    if args.len() < 2 {
+        return Err(CommandError::WrongArity);
+    }
+    if args.len() - 1 > MAX_NUMBERS {
+        return Err(CommandError::OutOfRange(format!(
+            "IDGEN.ENCODE takes 1 to {MAX_NUMBERS} numbers"
+        )));
+    }
+    let mut numbers = Vec::with_capacity(args.len() - 1);
+    while let Some(arg) = args.next_bytes() {
+        let n = parse_i64(arg).ok_or(CommandError::NotAnInteger)?;
+        let n = u64::try_from(n).map_err(|_| {
+            CommandError::OutOfRange("IDGEN.ENCODE takes non-negative integers".into())
+        })?;
+        numbers.push(n);
+    }
+    let sqid = state::with(|s| s.sqids.encode(&numbers))??;
+    ctx.reply_bytes(sqid.as_bytes())
+}
+
+/// `IDGEN.DECODE sqid`: the numbers a Sqid of this server's alphabet holds, as an array.
+pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+    if args.len() != 2 {
+        return Err(CommandError::WrongArity);
+    }
+    let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let text = std::str::from_utf8(raw).map_err(|_| idgen_core::SqidError::NotASqid)?;
+    let numbers = state::with(|s| s.sqids.decode(text))??;
+    // Encode takes only what fits a RESP integer, so a Sqid of a larger number is not ours.
+    if numbers.iter().any(|&n| n > i64::MAX as u64) {
+        return Err(idgen_core::SqidError::NotASqid.into());
+    }
+    ctx.reply_ids(&numbers, false)
+}

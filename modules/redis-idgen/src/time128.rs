@@ -1,0 +1,148 @@
+//! `UUID7.NEXT`, `ULID.NEXT`, `UUID7.DECODE` and `ULID.DECODE`: 128-bit time-ordered IDs in
+//! their canonical text (36-character lower-case UUID, 26-character Crockford base32 ULID).
+//!
+//! Each form has its own generator (`idgen_core::time128`): strictly increasing on this node,
+//! across calls and within a batch, through clock steps back and busy milliseconds, never
+//! waiting. They write no keys and nothing is propagated. Like SNOWFLAKE.NEXT they are refused
+//! on a replica, unless `idgen.random-ids-on-replica` is yes: a replica's IDs would be unique
+//! (74 or 80 random bits) but not ordered with its primary's.
+
+use std::sync::atomic::Ordering;
+
+use idgen_core::{Form128, Generator128, SystemClock};
+use jiff::Timestamp;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use ulid::Ulid;
+use uuid::Uuid;
+
+use crate::config::RANDOM_IDS_ON_REPLICA;
+use crate::error::CommandError;
+use crate::ffi::ctx::{Args, Ctx};
+use crate::snowflake::parse_count;
+use crate::{role, state};
+
+/// Most IDs one `COUNT n` returns.
+pub const MAX_COUNT: i64 = 100_000;
+
+/// A generator of `form` over the system clock and a ChaCha generator seeded from the OS.
+///
+/// # Errors
+/// When the operating system gives no random seed (the module must not load then).
+pub fn generator(
+    form: Form128,
+    max_drift_ms: u64,
+) -> Result<Generator128<SystemClock, StdRng>, String> {
+    let rng = StdRng::try_from_os_rng().map_err(|e| format!("no random seed from the OS: {e}"))?;
+    Ok(Generator128::new(form, SystemClock, rng, max_drift_ms))
+}
+
+/// `UUID7.NEXT [COUNT n]`.
+pub fn uuid7_next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    next(ctx, args, Form128::Uuid7)
+}
+
+/// `ULID.NEXT [COUNT n]`.
+pub fn ulid_next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    next(ctx, args, Form128::Ulid)
+}
+
+/// `UUID7.DECODE uuid`.
+pub fn uuid7_decode(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    decode(ctx, args, Form128::Uuid7)
+}
+
+/// `ULID.DECODE ulid`.
+pub fn ulid_decode(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    decode(ctx, args, Form128::Ulid)
+}
+
+fn name(form: Form128) -> &'static str {
+    match form {
+        Form128::Uuid7 => "UUID7.NEXT",
+        Form128::Ulid => "ULID.NEXT",
+    }
+}
+
+/// One ID as a bulk string, or `COUNT n` of them as an array, increasing.
+fn next(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> {
+    if args.len() > 3 {
+        return Err(CommandError::WrongArity);
+    }
+    let mut count = None;
+    args.options(|option, args| {
+        if !option.eq_ignore_ascii_case(b"COUNT") {
+            return Ok(false);
+        }
+        count = Some(parse_count(args, MAX_COUNT)? as usize);
+        Ok(true)
+    })?;
+    if role::is_replica() && !RANDOM_IDS_ON_REPLICA.load(Ordering::Relaxed) {
+        return Err(CommandError::ReplicaRandom(name(form)));
+    }
+    state::with(|s| {
+        let ids = match form {
+            Form128::Uuid7 => &mut s.uuid7,
+            Form128::Ulid => &mut s.ulid,
+        };
+        let Some(n) = count else {
+            return reply_text(ctx, form, ids.next_id()?);
+        };
+        let mut batch = std::mem::take(&mut s.id128_buf);
+        batch.clear();
+        let result = ids.next_ids(n, &mut batch).map_err(CommandError::from);
+        let result = result.and_then(|()| {
+            ctx.reply_array(batch.len())?;
+            batch.iter().try_for_each(|&id| reply_text(ctx, form, id))
+        });
+        s.id128_buf = batch;
+        result
+    })?
+}
+
+/// Replies with the canonical text of `id`.
+fn reply_text(ctx: &Ctx, form: Form128, id: u128) -> Result<(), CommandError> {
+    match form {
+        Form128::Uuid7 => {
+            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            let text = Uuid::from_u128(id).hyphenated().encode_lower(&mut buf);
+            ctx.reply_bytes(text.as_bytes())
+        }
+        Form128::Ulid => {
+            let mut buf = [0u8; ulid::ULID_LEN];
+            ctx.reply_bytes(Ulid(id).array_to_str(&mut buf).as_bytes())
+        }
+    }
+}
+
+/// `time_ms`, `time` (ISO-8601) and `random` (the random bits, in hex) of a UUIDv7 or ULID.
+fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> {
+    if args.len() != 2 {
+        return Err(CommandError::WrongArity);
+    }
+    let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let bad = |why: String| CommandError::OutOfRange(why);
+    let value = match form {
+        Form128::Uuid7 => Uuid::try_parse_ascii(raw)
+            .map_err(|e| bad(format!("not a UUID: {e}")))?
+            .as_u128(),
+        Form128::Ulid => {
+            let text = std::str::from_utf8(raw).map_err(|_| bad("not a ULID: not text".into()))?;
+            Ulid::from_string(text)
+                .map_err(|e| bad(format!("not a ULID: {e}")))?
+                .0
+        }
+    };
+    let (unix_ms, random) = form.decompose(value).map_err(|e| bad(e.to_string()))?;
+    let iso = Timestamp::from_millisecond(unix_ms as i64)
+        .map(|t| format!("{t:.3}"))
+        .unwrap_or_default();
+    let hex_digits = form.random_bits().div_ceil(4) as usize;
+    ctx.reply_map(3)?;
+    ctx.reply_bytes(b"time_ms")?;
+    ctx.reply_i64(unix_ms as i64)?;
+    ctx.reply_bytes(b"time")?;
+    ctx.reply_bytes(iso.as_bytes())?;
+    ctx.reply_bytes(b"random")?;
+    ctx.reply_bytes(format!("{random:0hex_digits$x}").as_bytes())
+}

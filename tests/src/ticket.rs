@@ -24,6 +24,8 @@ pub struct TicketServer {
     pub port: u16,
     /// Arguments it was started with, to restart it alike.
     args: Vec<String>,
+    /// Its stderr, over every restart: what a failed start prints.
+    log: PathBuf,
 }
 
 impl TicketServer {
@@ -50,10 +52,15 @@ impl TicketServer {
     }
 
     fn spawn(port: u16, args: Vec<String>) -> TicketServer {
+        let log = std::env::temp_dir().join(format!(
+            "idgen-ticket-server-{}-{port}.log",
+            std::process::id()
+        ));
         let mut server = TicketServer {
-            child: spawn_child(&args),
+            child: spawn_child(&args, &log),
             port,
             args,
+            log,
         };
         server.wait_ready();
         server
@@ -73,13 +80,15 @@ impl TicketServer {
             }
             assert!(
                 matches!(server.child.try_wait(), Ok(None)),
-                "ticket-server exited at start: {:?}",
-                server.args
+                "ticket-server exited at start: {:?}\n{}",
+                server.args,
+                server.log()
             );
             assert!(
                 Instant::now() < deadline,
-                "ticket-server did not answer PING: {:?}",
-                server.args
+                "ticket-server did not answer PING: {:?}\n{}",
+                server.args,
+                server.log()
             );
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -99,14 +108,14 @@ impl TicketServer {
         self.kill9();
         self.args.retain(|a| a != "--init");
         self.args.extend(extra.iter().map(|s| s.to_string()));
-        self.child = spawn_child(&self.args);
+        self.child = spawn_child(&self.args, &self.log);
         self.wait_ready();
     }
 
     /// Starts it again on the same port, directory and flags.
     pub fn restart(&mut self) {
         self.kill9();
-        self.child = spawn_child(&self.args);
+        self.child = spawn_child(&self.args, &self.log);
         self.wait_ready();
     }
 
@@ -127,6 +136,11 @@ impl TicketServer {
     /// A new connection.
     pub fn connection(&self) -> redis::Connection {
         self.try_connection().expect("connect to ticket-server")
+    }
+
+    /// What it wrote to stderr so far, across restarts.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Its process ID.
@@ -153,12 +167,19 @@ impl TicketServer {
     }
 }
 
-fn spawn_child(args: &[String]) -> Child {
+/// Runs `ticket-server` with `args`, appending its stderr to `log`.
+fn spawn_child(args: &[String], log: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("open ticket-server log");
     Command::new(binary())
         .args(args)
+        .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("run ticket-server")
 }
@@ -166,6 +187,7 @@ fn spawn_child(args: &[String]) -> Child {
 impl Drop for TicketServer {
     fn drop(&mut self) {
         self.kill9();
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 

@@ -8,7 +8,7 @@ MODULE=${IDGEN_MODULE:-$ROOT/target/release/libredis_idgen.so}
 free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12000))  # under the kernel's ephemeral range (32768-)
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
   done
 }

@@ -114,13 +114,20 @@ struct Running {
     stderr_path: std::path::PathBuf,
 }
 
+/// The coordinator's horizon in these tests: the workers' TTL, so a worker whose grant starts
+/// above the coordinator's fence (a TTL past its start) borrows that much ahead at once rather
+/// than waiting for the default horizon.
+fn horizon(ttl_ms: u64) -> Options {
+    Options::module(&["workerid-horizon-ms", &ttl_ms.to_string()])
+}
+
 /// A coordinator that writes every command to its AOF before replying, in a data dir of its
 /// own; the options start it again on the same port from that AOF.
-fn durable_coordinator(name: &str) -> (std::path::PathBuf, Options, Server) {
+fn durable_coordinator(name: &str, ttl_ms: u64) -> (std::path::PathBuf, Options, Server) {
     let dir = idgen_tests::data_dir(name);
     let options = Options {
         dir: Some(dir.clone()),
-        ..Options::default()
+        ..horizon(ttl_ms)
     }
     .server(&["--appendonly", "yes", "--appendfsync", "always"]);
     let coordinator = Server::start_with(options.clone());
@@ -151,7 +158,7 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
     const PROCESSES: usize = 120;
     const AT_ONCE: usize = 6;
     const TTL_MS: u64 = 1000;
-    let (dir, options, mut coordinator) = durable_coordinator("lease-churn");
+    let (dir, options, mut coordinator) = durable_coordinator("lease-churn", TTL_MS);
     let port = coordinator.port;
 
     let mut running: Vec<Running> = Vec::new();
@@ -398,15 +405,20 @@ fn wait_keeps_grants_the_replica_lacks_out_of_use() {
 /// the IDs issued before the crash.
 #[test]
 fn a_process_started_while_the_coordinator_is_down_waits_for_it() {
-    let (dir, options, mut coordinator) = durable_coordinator("lease-wait-for-coordinator");
+    let (dir, options, mut coordinator) = durable_coordinator("lease-wait-for-coordinator", 1_000);
     let port = coordinator.port;
-    let before = spawn_worker(port, 3_000, 300, 0)
-        .wait_with_output()
-        .unwrap();
+    let worker = || Worker {
+        port,
+        ttl_ms: 1_000,
+        run_ms: 300,
+        start_within_ms: Some(3_000),
+        ..Worker::default()
+    };
+    let before = worker().spawn().wait_with_output().unwrap();
     assert!(before.status.success());
     coordinator.kill9();
 
-    let waiting = spawn_worker(port, 3_000, 300, 0);
+    let waiting = worker().spawn();
     std::thread::sleep(Duration::from_millis(800));
     let coordinator = Server::start_with(options);
     let after = waiting.wait_with_output().unwrap();
@@ -424,7 +436,11 @@ fn a_process_started_while_the_coordinator_is_down_waits_for_it() {
 
 #[test]
 fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
-    let coordinator = Server::start(&[]);
+    let coordinator = Server::start_with(horizon(2_000));
+    // Past the fence a fresh coordinator puts grants above: the first holder then issues at the
+    // clock's time, not borrowed ahead, and its ID is the one recycled.
+    let fence: i64 = coordinator.info_field("workerid_fence_ms").parse().unwrap();
+    std::thread::sleep(Duration::from_millis((fence - now_ms()).max(0) as u64 + 50));
     let port = coordinator.port;
     let first = spawn_worker(port, 2_000, 1_000, 0)
         .wait_with_output()

@@ -3,13 +3,26 @@
 //! holder's IDs.
 //!
 //! The pool is stored as a Redis hash (see [`Pool::fields`]): `max` (the pool's size), `token`
-//! (the last fencing token granted) and, per worker ID ever leased, `"<token> <expires_ms>
-//! <until_ms> <floor_ms>"`: the holder's token, when its lease ends (0 once released), the
-//! highest time any holder of that ID said it may put into an ID, and the time the current
-//! holder started above. A new holder starts above `until_ms`. A holder that releases may lower
-//! `until_ms` to the time it really used last, never below `floor_ms`, so its ID is at once
-//! reusable; an expired holder's record stands until the clock passes it.
+//! (the last fencing token granted), `void_below` and `grant_above` (set when the namespace was
+//! found reset, below), and, per worker ID ever leased, `"<token> <expires_ms> <until_ms>
+//! <floor_ms>"`: the holder's token, when its lease ends (0 once released), the highest time
+//! any holder of that ID said it may put into an ID, and the time the current holder started
+//! above. A new holder starts above `until_ms`. A holder that releases may lower `until_ms` to
+//! the time it really used last, never below `floor_ms`, so its ID is at once reusable; an
+//! expired holder's record stands until the clock passes it.
 //! All times are the coordinator's (the primary's) Unix ms.
+//!
+//! **When the hash vanishes or goes back** (a TTL someone set, eviction, `DEL`, `FLUSHALL`, a
+//! restore from an older copy), the records that kept holders apart are gone. Three rules keep
+//! IDs from repeating even then ([`Terms`]):
+//! - tokens are seeded from the clock ([`token_floor`]), so a recreated hash never grants a
+//!   token an earlier holder had;
+//! - no holder may record an UNTIL more than the *horizon* past the coordinator's clock, so
+//!   a grant made at least a horizon after the last renewal the lost records saw starts above
+//!   every ID an old holder may still issue: grants start above the coordinator's fence (its
+//!   load or promotion plus the horizon) and above a namespace's `grant_above`;
+//! - a namespace whose token is below one the coordinator saw ([`Pool::reset_if_behind`]) voids
+//!   every earlier lease: their RENEWs fail, so their holders stop issuing.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,11 +30,37 @@ use std::fmt;
 /// Largest pool: enough for every layout's node field this project ships (Twitter's 10 bits,
 /// Sonyflake's 16), small enough to scan on every ACQUIRE.
 pub const MAX_POOL: u32 = 65_536;
-/// Shortest and longest lease.
-pub const TTL_RANGE_MS: (i64, i64) = (100, 86_400_000);
-/// How far past its lease's end a holder may record it will issue: room for its clock to run
-/// that much ahead of the coordinator's. More would keep the next holder waiting for nothing.
-pub const UNTIL_SLACK_MS: i64 = 60_000;
+/// Shortest lease.
+pub const MIN_TTL_MS: i64 = 100;
+/// Shortest and longest horizon ([`Terms::horizon_ms`]).
+pub const HORIZON_RANGE_MS: (i64, i64) = (MIN_TTL_MS, 86_400_000);
+/// Default horizon: a 10 s lease (idgen-client's default) with 20 s of room for a holder's clock
+/// to run ahead of the coordinator's.
+pub const DEFAULT_HORIZON_MS: i64 = 30_000;
+/// Tokens granted at Unix ms `t` are at least `t * TOKENS_PER_MS`: below 2^53 (exact in
+/// JavaScript and Lua) until the year 2255.
+pub const TOKENS_PER_MS: u64 = 1_000;
+
+/// The lowest token a grant at `now_ms` may take: tokens follow the clock, so a namespace
+/// recreated from nothing (or from an older copy) still grants tokens above every earlier one,
+/// as long as it grants fewer than [`TOKENS_PER_MS`] a millisecond and the coordinator's clock
+/// does not step back across the loss.
+pub fn token_floor(now_ms: i64) -> u64 {
+    u64::try_from(now_ms)
+        .unwrap_or(0)
+        .saturating_mul(TOKENS_PER_MS)
+}
+
+/// What every namespace of one coordinator is held to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terms {
+    /// No TTL is longer, and no holder may record an UNTIL further past the coordinator's clock:
+    /// the most an old holder's IDs can run ahead of its last successful RENEW.
+    pub horizon_ms: i64,
+    /// Every grant starts above this: the coordinator's load or latest promotion plus the horizon,
+    /// since the records it started with may lack renewals that an older copy never saw.
+    pub fence_ms: i64,
+}
 
 /// One worker ID's record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,16 +89,17 @@ impl Lease {
         )
     }
 
-    /// Parses a hash field value.
+    /// Parses a hash field value: four non-negative integers, the floor at most the record.
     pub fn parse(text: &str) -> Option<Lease> {
         let mut parts = text.split(' ');
+        let mut time = || parts.next()?.parse::<i64>().ok().filter(|t| *t >= 0);
         let lease = Lease {
-            token: parts.next()?.parse().ok()?,
-            expires_ms: parts.next()?.parse().ok()?,
-            until_ms: parts.next()?.parse().ok()?,
-            floor_ms: parts.next()?.parse().ok()?,
+            token: u64::try_from(time()?).ok()?,
+            expires_ms: time()?,
+            until_ms: time()?,
+            floor_ms: time()?,
         };
-        parts.next().is_none().then_some(lease)
+        (parts.next().is_none() && lease.floor_ms <= lease.until_ms).then_some(lease)
     }
 }
 
@@ -70,7 +110,7 @@ pub struct Grant {
     pub worker_id: u32,
     /// Its lease.
     pub lease: Lease,
-    /// The holder's IDs must carry times above this: the last holder's `until_ms`.
+    /// The holder's IDs must carry times above this: the last holder's `until_ms`, or a fence.
     pub start_above_ms: i64,
 }
 
@@ -81,54 +121,86 @@ pub enum LeaseError {
     Exhausted(u32),
     /// The stored pool is not one this module wrote.
     Corrupt(String),
-    /// A MAX that differs from the pool's, or is out of range.
-    BadMax(u32),
-    /// A TTL outside [`TTL_RANGE_MS`].
-    BadTtl(i64),
+    /// A MAX out of range, as given.
+    BadMax(i64),
+    /// A MAX that differs from the pool's size.
+    OtherMax { given: u32, max: u32 },
+    /// A TTL outside [`MIN_TTL_MS`] to the horizon.
+    BadTtl { ttl_ms: i64, horizon_ms: i64 },
     /// A worker ID outside the pool.
-    NoSuchWorker(u32),
-    /// An UNTIL further than [`UNTIL_SLACK_MS`] past the lease's new end.
-    UntilTooFar { until_ms: i64, expires_ms: i64 },
+    NoSuchWorker { worker_id: i64, max: u32 },
+    /// An UNTIL further than the horizon past the coordinator's clock.
+    UntilTooFar {
+        until_ms: i64,
+        now_ms: i64,
+        horizon_ms: i64,
+    },
     /// The caller's token is not the current holder's, or the lease has expired.
     NotHolder { worker_id: u32, expired: bool },
+    /// The namespace holds no pool: it was deleted, expired, evicted or flushed (or never made).
+    Vanished,
+    /// The namespace was found reset after this lease was granted: the lease is void.
+    Void { worker_id: u32 },
 }
 
 impl fmt::Display for LeaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const AGAIN: &str = "stop issuing and ACQUIRE again";
         match self {
             LeaseError::Exhausted(n) => {
                 write!(f, "all {n} worker IDs of this namespace are leased")
             }
-            LeaseError::Corrupt(why) => {
-                write!(f, "the namespace holds data idgen did not write: {why}")
-            }
-            LeaseError::BadMax(n) => write!(
+            LeaseError::Corrupt(why) => write!(
                 f,
-                "MAX {n} must be between 1 and {MAX_POOL}, and equal the namespace's size once set"
+                "the namespace holds data idgen did not write ({why}): refusing to use or \
+                 overwrite it; DEL it only if no process holds a lease from it"
             ),
-            LeaseError::BadTtl(ms) => write!(
+            LeaseError::BadMax(n) => write!(f, "MAX {n} must be between 1 and {MAX_POOL}"),
+            LeaseError::OtherMax { given, max } => write!(
                 f,
-                "TTL {ms} must be between {} and {} ms",
-                TTL_RANGE_MS.0, TTL_RANGE_MS.1
+                "MAX {given} differs from this namespace's size {max}: a namespace keeps the size \
+                 it was made with"
             ),
-            LeaseError::NoSuchWorker(id) => write!(f, "worker ID {id} is not in this namespace"),
-            LeaseError::UntilTooFar { until_ms, expires_ms } => write!(
+            LeaseError::BadTtl { ttl_ms, horizon_ms } => write!(
                 f,
-                "UNTIL {until_ms} is more than {UNTIL_SLACK_MS} ms past the lease's end {expires_ms}"
+                "TTL {ttl_ms} must be between {MIN_TTL_MS} and {horizon_ms} ms \
+                 (idgen.workerid-horizon-ms)"
+            ),
+            LeaseError::NoSuchWorker { worker_id, max } => write!(
+                f,
+                "worker ID {worker_id} is not in this namespace: it must be between 0 and {}",
+                i64::from(*max) - 1
+            ),
+            LeaseError::UntilTooFar {
+                until_ms,
+                now_ms,
+                horizon_ms,
+            } => write!(
+                f,
+                "UNTIL {until_ms} is more than {horizon_ms} ms (idgen.workerid-horizon-ms) past \
+                 the coordinator's clock {now_ms}"
             ),
             LeaseError::NotHolder {
                 worker_id,
                 expired: true,
-            } => write!(
-                f,
-                "lease of worker ID {worker_id} has expired: stop issuing and ACQUIRE again"
-            ),
+            } => write!(f, "lease of worker ID {worker_id} has expired: {AGAIN}"),
             LeaseError::NotHolder {
                 worker_id,
                 expired: false,
             } => write!(
                 f,
-                "token is not the holder's of worker ID {worker_id}: stop issuing and ACQUIRE again"
+                "token is not the holder's of worker ID {worker_id}: {AGAIN}"
+            ),
+            LeaseError::Vanished => write!(
+                f,
+                "the namespace holds no leases: it was deleted, expired, evicted or flushed \
+                 (or never made): {AGAIN}"
+            ),
+            LeaseError::Void { worker_id } => write!(
+                f,
+                "lease of worker ID {worker_id} is void: the namespace was reset (deleted, \
+                 expired, evicted, flushed or restored from an older copy) after it was \
+                 granted; {AGAIN}"
             ),
         }
     }
@@ -143,6 +215,10 @@ pub struct Pool {
     pub max: u32,
     /// The last token granted.
     pub token: u64,
+    /// Leases with a token below this are void: granted before the namespace was found reset.
+    pub void_below: u64,
+    /// Grants start above this: set when the namespace was found reset.
+    pub grant_above_ms: i64,
     /// Every worker ID ever leased.
     pub leases: BTreeMap<u32, Lease>,
 }
@@ -151,37 +227,92 @@ impl Pool {
     /// Reads a pool from its hash's `(field, value)` pairs.
     ///
     /// # Errors
-    /// [`LeaseError::Corrupt`] for a field or value this module would not write.
+    /// [`LeaseError::Corrupt`] for a field or value this module would not write, or fields that
+    /// disagree with each other (a lease's token above the namespace's, a worker ID at or above
+    /// `max`, a `max` of 0 or above [`MAX_POOL`]).
     pub fn from_fields<'a>(
         fields: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Pool, LeaseError> {
         let corrupt = |f: &str, v: &str| LeaseError::Corrupt(format!("field {f:?} = {v:?}"));
         let mut pool = Pool::default();
+        let mut max = None;
         for (field, value) in fields {
+            let number = || value.parse::<u64>().map_err(|_| corrupt(field, value));
             match field {
-                "max" => pool.max = value.parse().map_err(|_| corrupt(field, value))?,
-                "token" => pool.token = value.parse().map_err(|_| corrupt(field, value))?,
+                "max" => max = Some(u32::try_from(number()?).map_err(|_| corrupt(field, value))?),
+                "token" => pool.token = number()?,
+                "void_below" => pool.void_below = number()?,
+                "grant_above" => {
+                    pool.grant_above_ms =
+                        i64::try_from(number()?).map_err(|_| corrupt(field, value))?
+                }
                 _ => {
-                    let id: u32 = field.parse().map_err(|_| corrupt(field, value))?;
+                    let id = field
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|id| id.to_string() == field)
+                        .ok_or_else(|| corrupt(field, value))?;
                     let lease = Lease::parse(value).ok_or_else(|| corrupt(field, value))?;
                     pool.leases.insert(id, lease);
                 }
             }
         }
+        match max {
+            Some(m) if m == 0 || m > MAX_POOL => return Err(corrupt("max", &m.to_string())),
+            Some(m) => pool.max = m,
+            None if !pool.leases.is_empty() => {
+                return Err(LeaseError::Corrupt("leases but no \"max\"".into()))
+            }
+            None => {}
+        }
+        for (id, lease) in &pool.leases {
+            if *id >= pool.max || lease.token > pool.token {
+                return Err(corrupt(&id.to_string(), &lease.to_field()));
+            }
+        }
         Ok(pool)
+    }
+
+    /// Whether the namespace has gone back: its last token is below `seen`, a token this
+    /// coordinator granted or read in it before, so the hash was recreated or restored from an
+    /// older copy. Every lease granted before is then void (their RENEWs fail), grants start
+    /// above `now_ms` plus the horizon (above any ID an old holder may still issue), and
+    /// tokens carry on above `seen`. Returns whether it reset the pool; write it back then.
+    pub fn reset_if_behind(&mut self, seen: u64, now_ms: i64, terms: &Terms) -> bool {
+        if self.token >= seen {
+            return false;
+        }
+        self.token = seen;
+        self.void_below = seen.saturating_add(1);
+        self.grant_above_ms = self
+            .grant_above_ms
+            .max(now_ms.saturating_add(terms.horizon_ms));
+        true
     }
 
     /// Grants a free worker ID (never leased, released, or expired at `now_ms`) for `ttl_ms`,
     /// creating the pool with `max` IDs on first use: the lowest one whose record is already in
     /// the past, else the one whose record ends soonest (its holder must wait for its clock to
-    /// pass it).
+    /// pass it). It starts above that record and above the fences of `terms` and the pool.
     ///
     /// # Errors
     /// A bad MAX or TTL, or [`LeaseError::Exhausted`].
-    pub fn acquire(&mut self, max: u32, now_ms: i64, ttl_ms: i64) -> Result<Grant, LeaseError> {
-        check_ttl(ttl_ms)?;
-        if max == 0 || max > MAX_POOL || (self.max != 0 && self.max != max) {
-            return Err(LeaseError::BadMax(max));
+    pub fn acquire(
+        &mut self,
+        max: u32,
+        now_ms: i64,
+        ttl_ms: i64,
+        terms: &Terms,
+    ) -> Result<Grant, LeaseError> {
+        check_ttl(ttl_ms, terms)?;
+        if max == 0 || max > MAX_POOL {
+            return Err(LeaseError::BadMax(max.into()));
+        }
+        if self.max != 0 && self.max != max {
+            return Err(LeaseError::OtherMax {
+                given: max,
+                max: self.max,
+            });
         }
         self.max = max;
         let until = |id: u32| self.leases.get(&id).map_or(0, |l| l.until_ms);
@@ -189,8 +320,10 @@ impl Pool {
             .filter(|id| !self.leases.get(id).is_some_and(|l| l.is_live(now_ms)))
             .min_by_key(|&id| (until(id).max(now_ms), id))
             .ok_or(LeaseError::Exhausted(max))?;
-        let start_above_ms = self.leases.get(&worker_id).map_or(0, |l| l.until_ms);
-        self.token += 1;
+        let start_above_ms = until(worker_id)
+            .max(self.grant_above_ms)
+            .max(terms.fence_ms);
+        self.token = self.token.saturating_add(1).max(token_floor(now_ms));
         let lease = Lease {
             token: self.token,
             expires_ms: now_ms + ttl_ms,
@@ -209,25 +342,26 @@ impl Pool {
     /// that its holder may put times up to `until_ms` into IDs (the record never goes down).
     ///
     /// # Errors
-    /// A bad TTL or worker ID, or [`LeaseError::NotHolder`].
+    /// A bad TTL, UNTIL or worker ID, or the caller is not the live holder.
     pub fn renew(
         &mut self,
-        worker_id: u32,
+        worker_id: i64,
         token: u64,
         now_ms: i64,
         ttl_ms: i64,
         until_ms: i64,
+        terms: &Terms,
     ) -> Result<Lease, LeaseError> {
-        check_ttl(ttl_ms)?;
-        let expires_ms = now_ms + ttl_ms;
-        if until_ms > expires_ms + UNTIL_SLACK_MS {
+        check_ttl(ttl_ms, terms)?;
+        if until_ms > now_ms.saturating_add(terms.horizon_ms) {
             return Err(LeaseError::UntilTooFar {
                 until_ms,
-                expires_ms,
+                now_ms,
+                horizon_ms: terms.horizon_ms,
             });
         }
         let lease = self.holder(worker_id, token, now_ms)?;
-        lease.expires_ms = expires_ms;
+        lease.expires_ms = now_ms + ttl_ms;
         lease.until_ms = lease.until_ms.max(until_ms);
         Ok(*lease)
     }
@@ -237,10 +371,10 @@ impl Pool {
     /// started, so the next holder need not wait for time the holder never used.
     ///
     /// # Errors
-    /// A bad worker ID, or [`LeaseError::NotHolder`].
+    /// A bad worker ID, or the caller is not the live holder.
     pub fn release(
         &mut self,
-        worker_id: u32,
+        worker_id: i64,
         token: u64,
         now_ms: i64,
         used_until_ms: Option<i64>,
@@ -256,10 +390,14 @@ impl Pool {
     /// The hash fields that record `worker_id`'s lease and the pool's counters: what an
     /// operation on that worker ID changed.
     pub fn fields_of(&self, worker_id: u32) -> Vec<(String, String)> {
-        let mut fields = vec![
-            ("max".to_string(), self.max.to_string()),
-            ("token".to_string(), self.token.to_string()),
-        ];
+        let mut fields = vec![("token".to_string(), self.token.to_string())];
+        if self.max != 0 {
+            fields.push(("max".to_string(), self.max.to_string()));
+        }
+        if self.void_below != 0 {
+            fields.push(("void_below".to_string(), self.void_below.to_string()));
+            fields.push(("grant_above".to_string(), self.grant_above_ms.to_string()));
+        }
         if let Some(lease) = self.leases.get(&worker_id) {
             fields.push((worker_id.to_string(), lease.to_field()));
         }
@@ -287,152 +425,48 @@ impl Pool {
 
     fn holder(
         &mut self,
-        worker_id: u32,
+        worker_id: i64,
         token: u64,
         now_ms: i64,
     ) -> Result<&mut Lease, LeaseError> {
-        if worker_id >= self.max {
-            return Err(LeaseError::NoSuchWorker(worker_id));
+        let void = token < self.void_below;
+        let Some(id) = u32::try_from(worker_id).ok().filter(|id| *id < self.max) else {
+            return Err(match (void, self.max) {
+                (true, _) => LeaseError::Void {
+                    worker_id: worker_id.clamp(0, u32::MAX.into()) as u32,
+                },
+                (false, 0) => LeaseError::Vanished,
+                (false, max) => LeaseError::NoSuchWorker { worker_id, max },
+            });
+        };
+        if void {
+            return Err(LeaseError::Void { worker_id: id });
         }
-        match self.leases.get_mut(&worker_id) {
+        match self.leases.get_mut(&id) {
             Some(l) if l.token == token && l.is_live(now_ms) => Ok(l),
             Some(l) => Err(LeaseError::NotHolder {
-                worker_id,
+                worker_id: id,
                 expired: l.token == token,
             }),
             None => Err(LeaseError::NotHolder {
-                worker_id,
+                worker_id: id,
                 expired: false,
             }),
         }
     }
 }
 
-fn check_ttl(ttl_ms: i64) -> Result<(), LeaseError> {
-    if (TTL_RANGE_MS.0..=TTL_RANGE_MS.1).contains(&ttl_ms) {
+fn check_ttl(ttl_ms: i64, terms: &Terms) -> Result<(), LeaseError> {
+    if (MIN_TTL_MS..=terms.horizon_ms).contains(&ttl_ms) {
         Ok(())
     } else {
-        Err(LeaseError::BadTtl(ttl_ms))
+        Err(LeaseError::BadTtl {
+            ttl_ms,
+            horizon_ms: terms.horizon_ms,
+        })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grants_the_lowest_free_id_with_rising_tokens_until_exhausted() {
-        let mut pool = Pool::default();
-        let a = pool.acquire(3, 1_000, 500).unwrap();
-        let b = pool.acquire(3, 1_000, 500).unwrap();
-        let c = pool.acquire(3, 1_000, 500).unwrap();
-        assert_eq!((a.worker_id, b.worker_id, c.worker_id), (0, 1, 2));
-        assert_eq!((a.lease.token, b.lease.token, c.lease.token), (1, 2, 3));
-        assert_eq!(a.lease.expires_ms, 1_500);
-        assert_eq!(pool.acquire(3, 1_000, 500), Err(LeaseError::Exhausted(3)));
-        assert_eq!(pool.acquire(4, 1_000, 500), Err(LeaseError::BadMax(4)));
-        assert_eq!(pool.acquire(3, 1_000, 50), Err(LeaseError::BadTtl(50)));
-    }
-
-    #[test]
-    fn a_recycled_id_starts_above_every_earlier_holders_record() {
-        let mut pool = Pool::default();
-        let a = pool.acquire(1, 1_000, 500).unwrap();
-        pool.renew(a.worker_id, a.lease.token, 1_200, 500, 1_900)
-            .unwrap();
-        pool.renew(a.worker_id, a.lease.token, 1_300, 500, 1_700)
-            .unwrap(); // never goes down
-                       // Expired at 1_800: the ID is free again, and its next holder starts above 1_900.
-        let b = pool.acquire(1, 1_800, 500).unwrap();
-        assert_eq!(b.worker_id, 0);
-        assert_eq!(b.start_above_ms, 1_900);
-        assert!(b.lease.token > a.lease.token);
-        // The old holder is fenced off by its token.
-        let err = pool.renew(0, a.lease.token, 1_850, 500, 2_000).unwrap_err();
-        assert_eq!(
-            err,
-            LeaseError::NotHolder {
-                worker_id: 0,
-                expired: false
-            }
-        );
-    }
-
-    #[test]
-    fn release_frees_at_once_and_expiry_is_told_apart() {
-        let mut pool = Pool::default();
-        let a = pool.acquire(1, 1_000, 500).unwrap();
-        assert!(pool.release(0, a.lease.token + 1, 1_100, None).is_err());
-        pool.release(0, a.lease.token, 1_100, None).unwrap();
-        assert_eq!(pool.live(1_100).count(), 0);
-        let b = pool.acquire(1, 1_100, 500).unwrap();
-        assert_eq!(
-            pool.renew(0, b.lease.token, 1_600, 500, 0),
-            Err(LeaseError::NotHolder {
-                worker_id: 0,
-                expired: true
-            })
-        );
-        assert_eq!(
-            pool.renew(5, b.lease.token, 1_100, 500, 0),
-            Err(LeaseError::NoSuchWorker(5))
-        );
-    }
-
-    #[test]
-    fn a_release_lowers_the_record_to_what_was_used_but_never_below_the_floor() {
-        let mut pool = Pool::default();
-        let a = pool.acquire(2, 1_000, 500).unwrap();
-        pool.renew(0, a.lease.token, 1_000, 500, 1_500).unwrap();
-        let released = pool.release(0, a.lease.token, 1_100, Some(1_090)).unwrap();
-        assert_eq!(released.until_ms, 1_090);
-        let b = pool.acquire(2, 1_100, 500).unwrap();
-        assert_eq!((b.worker_id, b.start_above_ms), (0, 1_090));
-        let released = pool.release(0, b.lease.token, 1_200, Some(5)).unwrap();
-        assert_eq!(
-            released.until_ms, 1_090,
-            "not below where the holder started"
-        );
-        let released_high = pool.acquire(2, 1_200, 500).unwrap();
-        pool.renew(0, released_high.lease.token, 1_200, 500, 1_800)
-            .unwrap();
-        let kept = pool
-            .release(0, released_high.lease.token, 1_300, Some(9_999))
-            .unwrap();
-        assert_eq!(kept.until_ms, 1_800, "a release never raises the record");
-    }
-
-    #[test]
-    fn prefers_ids_whose_record_is_past_then_the_soonest() {
-        let mut pool = Pool::default();
-        let a = pool.acquire(3, 1_000, 500).unwrap();
-        let b = pool.acquire(3, 1_000, 500).unwrap();
-        pool.renew(a.worker_id, a.lease.token, 1_000, 500, 9_000)
-            .unwrap();
-        pool.renew(b.worker_id, b.lease.token, 1_000, 500, 8_000)
-            .unwrap();
-        pool.release(a.worker_id, a.lease.token, 1_100, None)
-            .unwrap();
-        pool.release(b.worker_id, b.lease.token, 1_100, None)
-            .unwrap();
-        // Worker 2 was never used: its record (0) is past.
-        assert_eq!(pool.acquire(3, 1_200, 500).unwrap().worker_id, 2);
-        // Then the one whose record ends first.
-        let next = pool.acquire(3, 1_200, 500).unwrap();
-        assert_eq!((next.worker_id, next.start_above_ms), (1, 8_000));
-    }
-
-    #[test]
-    fn the_hash_fields_read_back() {
-        let mut pool = Pool::default();
-        pool.acquire(8, 1_000, 500).unwrap();
-        pool.acquire(8, 1_000, 500).unwrap();
-        let fields = pool.fields();
-        let read = Pool::from_fields(fields.iter().map(|(f, v)| (f.as_str(), v.as_str()))).unwrap();
-        assert_eq!(read, pool);
-        assert!(Pool::from_fields([("x", "1")]).is_err());
-        assert!(Pool::from_fields([("3", "1 2")]).is_err());
-        assert!(Pool::from_fields([("3", "1 2 3")]).is_err());
-        assert!(Pool::from_fields([("3", "1 2 3 4 5")]).is_err());
-    }
-}
+#[path = "lease_tests.rs"]
+mod tests;

@@ -58,6 +58,14 @@ pub static DATESEQ_DIGITS: AtomicI64 = AtomicI64::new(idgen_core::dateseq::DEFAU
 /// Default [`DEFAULT_FAILOVER_GAP`]; 0 turns it off.
 pub static DATESEQ_FAILOVER_GAP: AtomicI64 = AtomicI64::new(DEFAULT_FAILOVER_GAP);
 
+/// `idgen.workerid-horizon-ms`: the longest lease TTL, and how far past the coordinator's clock
+/// a holder may record an UNTIL: lease grants start this far above a load, a promotion or a
+/// namespace found reset. Default [`idgen_core::lease::DEFAULT_HORIZON_MS`].
+pub static WORKERID_HORIZON_MS: AtomicI64 = AtomicI64::new(idgen_core::lease::DEFAULT_HORIZON_MS);
+/// `idgen.accept-eviction`: serve DATESEQ and WORKERID even when `maxmemory-policy` can evict
+/// their keys (which repeats values). Default no.
+pub static ACCEPT_EVICTION: AtomicBool = AtomicBool::new(false);
+
 /// `idgen.sqids-alphabet`: the letters of SQIDS replies and IDGEN.ENCODE, in the order that
 /// makes them (shuffle it: the order is the secret). Default letters and digits.
 pub static SQIDS_ALPHABET: Mutex<String> = Mutex::new(String::new());
@@ -204,6 +212,24 @@ pub static SETTINGS: &[Setting] = &[
         &DATESEQ_FAILOVER_GAP,
         none,
     ),
+    int(
+        "workerid-horizon-ms",
+        true,
+        idgen_core::lease::DEFAULT_HORIZON_MS,
+        idgen_core::lease::HORIZON_RANGE_MS.0,
+        idgen_core::lease::HORIZON_RANGE_MS.1,
+        &WORKERID_HORIZON_MS,
+        none,
+    ),
+    Setting {
+        name: "accept-eviction",
+        live: true,
+        kind: Kind::Bool {
+            default: false,
+            cell: &ACCEPT_EVICTION,
+            apply: |_| {},
+        },
+    },
     text(
         "sqids-alphabet",
         true,

@@ -20,7 +20,7 @@ use crate::ffi::ctx::{Args, Ctx};
 use crate::ffi::key::{Counter, KeyName};
 use crate::form::Form;
 use crate::snowflake::parse_count;
-use crate::state;
+use crate::{eviction, state};
 
 /// DATESEQ.NEXT values issued since load.
 pub static ISSUED: AtomicU64 = AtomicU64::new(0);
@@ -78,6 +78,7 @@ fn needs_string(ctx: &Ctx, value: i64) -> bool {
 /// Moves the counter on by the request's count (after the failover gap, on the counter's first
 /// use since a promotion); the first and last values issued.
 fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
+    eviction::check(eviction::Keys::Counters)?;
     let n = req.count.unwrap_or(1);
     let (day, name, fenced) = locate(req.prefix)?;
     let gap = if fenced {

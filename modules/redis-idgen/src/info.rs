@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::ffi::module::Info;
-use crate::{cluster, config, dateseq, reservation, state};
+use crate::{cluster, config, dateseq, eviction, reservation, state};
 
 /// Writes the section. Also called for crash reports, so it never waits for the state lock.
 pub fn write(info: &Info) {
@@ -38,6 +38,23 @@ pub fn write(info: &Info) {
         info.int("dateseq_promotions", s.fence.term() as i64);
     }
     info.int("reserved_until_ms", reservation::durable_until());
+    info.text("maxmemory_policy", &eviction::policy());
+    info.text("eviction_can_evict", eviction::at_risk());
+    info.int(
+        "eviction_accepted",
+        config::ACCEPT_EVICTION.load(Ordering::Relaxed) as i64,
+    );
+    info.int(
+        "eviction_refusals",
+        eviction::REFUSED.load(Ordering::Relaxed) as i64,
+    );
+    info.int(
+        "workerid_horizon_ms",
+        config::WORKERID_HORIZON_MS.load(Ordering::Relaxed),
+    );
+    if let Some(s) = state::try_lock() {
+        info.int("workerid_fence_ms", s.lease_fence_ms);
+    }
     if let Some((conflict, heard)) = cluster::status() {
         info.text("worker_id_conflict", &conflict);
         info.int("cluster_nodes_heard", heard as i64);

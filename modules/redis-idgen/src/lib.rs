@@ -29,6 +29,7 @@ mod cluster;
 mod config;
 mod dateseq;
 mod error;
+mod eviction;
 mod ffi;
 mod form;
 mod info;
@@ -87,6 +88,8 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let days = DayCache::new(config::calendar()?);
     let sqids = config::sqid_codec()?;
     role::follow(ctx.ctx)?;
+    eviction::follow(ctx);
+    ffi::module::on_config_change(ctx.ctx, eviction::follow)?;
     cluster::start(ctx.ctx)?;
     match config::resolve_state_file()? {
         Some(path) => {
@@ -115,10 +118,11 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         days.calendar().name(),
         reservation::durable_until(),
     );
-    let state = state::State::new(ids, days, sqids).inspect_err(|_| {
-        // The module is about to be unloaded: its thread must not outlive its code.
-        reservation::stop();
-    })?;
+    let state =
+        state::State::new(ids, days, sqids, workerid::fence_from_now()).inspect_err(|_| {
+            // The module is about to be unloaded: its thread must not outlive its code.
+            reservation::stop();
+        })?;
     let _ = state::install(state);
     if let Err(e) = ffi::module::register_commands(ctx.ctx, COMMANDS) {
         // The module is about to be unloaded: its thread must not outlive its code.

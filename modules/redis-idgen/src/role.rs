@@ -29,6 +29,9 @@ fn changed(replica: bool) {
     IS_REPLICA.store(replica, Ordering::Relaxed);
     if !replica {
         // Events arrive on Redis's thread between commands: the state is free.
-        let _ = state::with(|s| s.fence.new_term());
+        let _ = state::with(|s| {
+            s.fence.new_term();
+            s.lease_fence_ms = crate::workerid::fence_from_now();
+        });
     }
 }

@@ -3,6 +3,7 @@
 //! Redis runs commands on one thread, so the mutex is never contended; it is there so that the
 //! state is `Sync` without `unsafe`.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use idgen_core::dateseq::{DayCache, Fence};
@@ -33,6 +34,12 @@ pub struct State {
     pub ulid: Generator128<SystemClock, StdRng>,
     /// Reused for UUID7.NEXT and ULID.NEXT COUNT.
     pub id128_buf: Vec<u128>,
+    /// The highest token this process granted or read in each lease namespace: one found below
+    /// it went back (`idgen_core::lease::Pool::reset_if_behind`).
+    pub lease_tokens: HashMap<Vec<u8>, u64>,
+    /// Lease grants start above this: the load or latest promotion plus the horizon, as the
+    /// namespaces this server holds may lack renewals an older copy never saw.
+    pub lease_fence_ms: i64,
 }
 
 impl State {
@@ -45,6 +52,7 @@ impl State {
         ids: Generator<SystemClock>,
         days: DayCache,
         sqids: SqidCodec,
+        lease_fence_ms: i64,
     ) -> Result<Self, String> {
         let drift = ids.settings().max_drift_ms;
         Ok(State {
@@ -57,6 +65,8 @@ impl State {
             fence: Fence::new(),
             id_buf: Vec::new(),
             sqids,
+            lease_tokens: HashMap::new(),
+            lease_fence_ms,
         })
     }
 }

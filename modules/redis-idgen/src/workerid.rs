@@ -4,17 +4,34 @@
 //! A namespace is a plain Redis hash (the command's key, so one Cluster slot). Each command
 //! reads it, decides with the primary's clock, and writes back only the fields it changed with
 //! `HSET` carrying absolute values: replicas and the AOF replay those writes, never the decision.
+//! The namespace never keeps an expiry (each write `PERSIST`s it), and a namespace that vanished
+//! or went back since this process last saw it is reset before anything else
+//! (`idgen_core::lease::Pool::reset_if_behind`): its old leases are void, grants start above
+//! the horizon.
 
-use idgen_core::lease::{LeaseError, Pool};
+use std::sync::atomic::Ordering;
+
+use idgen_core::lease::{LeaseError, Pool, Terms};
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
+use crate::config::WORKERID_HORIZON_MS;
 use crate::error::CommandError;
 use crate::ffi::ctx::{Args, Ctx};
-use crate::role;
+use crate::{eviction, role, state};
 
 /// Pool size when ACQUIRE names none: Twitter's 10 node bits.
 pub const DEFAULT_MAX: u32 = 1024;
+
+/// The fence lease grants start above when this server loads or is promoted: now plus the
+/// horizon. The namespaces it holds may lack renewals that reached only an older copy (a
+/// restore, an AOF without `appendfsync always`, a replica behind its primary), and a holder
+/// that made them may issue IDs up to a horizon past its last one.
+pub fn fence_from_now() -> i64 {
+    SystemClock
+        .now_ms()
+        .saturating_add(WORKERID_HORIZON_MS.load(Ordering::Relaxed))
+}
 
 /// `WORKERID.ACQUIRE ns TTL ms [MAX n]`: `[worker_id, token, expires_at_ms, start_above_ms]`.
 pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
@@ -33,11 +50,11 @@ pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         }
         Ok(true)
     })?;
-    let ttl = ttl.ok_or(CommandError::Syntax)?;
-    let max = u32::try_from(max).map_err(|_| LeaseError::BadMax(0))?;
+    let ttl = ttl.ok_or_else(|| missing("TTL"))?;
+    let max = u32::try_from(max).map_err(|_| LeaseError::BadMax(max))?;
     let primary = primary(ctx)?;
-    let mut pool = read(&primary, ns)?;
-    let grant = pool.acquire(max, SystemClock.now_ms(), ttl)?;
+    let (mut pool, terms, now) = open(&primary, ns, true)?;
+    let grant = pool.acquire(max, now, ttl, &terms)?;
     write(&primary, ns, &pool, grant.worker_id)?;
     ctx.reply_array(4)?;
     ctx.reply_i64(grant.worker_id as i64)?;
@@ -64,11 +81,11 @@ pub fn renew(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         }
         Ok(true)
     })?;
-    let ttl = ttl.ok_or(CommandError::Syntax)?;
+    let ttl = ttl.ok_or_else(|| missing("TTL"))?;
     let primary = primary(ctx)?;
-    let mut pool = read(&primary, ns)?;
-    let lease = pool.renew(worker_id, token, SystemClock.now_ms(), ttl, until)?;
-    write(&primary, ns, &pool, worker_id)?;
+    let (mut pool, terms, now) = open(&primary, ns, true)?;
+    let lease = pool.renew(worker_id, token, now, ttl, until, &terms)?;
+    write(&primary, ns, &pool, worker_id as u32)?;
     ctx.reply_array(2)?;
     ctx.reply_i64(lease.expires_ms)?;
     ctx.reply_i64(lease.until_ms)
@@ -93,9 +110,9 @@ pub fn release(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         }
     })?;
     let primary = primary(ctx)?;
-    let mut pool = read(&primary, ns)?;
-    pool.release(worker_id, token, SystemClock.now_ms(), used)?;
-    write(&primary, ns, &pool, worker_id)?;
+    let (mut pool, _, now) = open(&primary, ns, true)?;
+    pool.release(worker_id, token, now, used)?;
+    write(&primary, ns, &pool, worker_id as u32)?;
     ctx.reply_ok()
 }
 
@@ -105,8 +122,8 @@ pub fn list(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         return Err(CommandError::WrongArity);
     }
     let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let pool = read(&primary(ctx)?, ns)?;
-    let live: Vec<_> = pool.live(SystemClock.now_ms()).collect();
+    let (pool, _, now) = open(&primary(ctx)?, ns, false)?;
+    let live: Vec<_> = pool.live(now).collect();
     ctx.reply_array(live.len())?;
     for (worker_id, lease) in live {
         ctx.reply_array(4)?;
@@ -126,16 +143,49 @@ fn primary(ctx: &Ctx) -> Result<Context, CommandError> {
             "WORKERID commands are refused on a replica: send them to the primary".into(),
         ));
     }
+    eviction::check(eviction::Keys::Namespaces)?;
     Ok(ctx.safe())
 }
 
+fn missing(option: &str) -> CommandError {
+    CommandError::OutOfRange(format!("syntax error: {option} is required"))
+}
+
 /// `worker_id token` arguments.
-fn holder(args: &mut Args) -> Result<(u32, u64), CommandError> {
-    let worker_id = u32::try_from(args.next_i64()?)
-        .map_err(|_| CommandError::OutOfRange("worker ID must not be negative".into()))?;
-    let token = u64::try_from(args.next_i64()?)
-        .map_err(|_| CommandError::OutOfRange("token must not be negative".into()))?;
+fn holder(args: &mut Args) -> Result<(i64, u64), CommandError> {
+    let worker_id = args.next_i64()?;
+    let token = args.next_i64()?;
+    let token = u64::try_from(token)
+        .map_err(|_| CommandError::OutOfRange(format!("token {token} must not be negative")))?;
     Ok((worker_id, token))
+}
+
+/// The namespace's pool, reset first if it went back since this process last saw it (written
+/// back at once, so the reset holds whatever the command does next); the terms every grant
+/// follows, and the clock.
+fn open(ctx: &Context, ns: &[u8], writable: bool) -> Result<(Pool, Terms, i64), CommandError> {
+    let mut pool = read(ctx, ns)?;
+    let now = SystemClock.now_ms();
+    let (terms, reset) = state::with(|s| {
+        let terms = Terms {
+            horizon_ms: WORKERID_HORIZON_MS.load(Ordering::Relaxed),
+            fence_ms: s.lease_fence_ms,
+        };
+        let seen = s.lease_tokens.entry(ns.to_vec()).or_default();
+        let reset = writable && pool.reset_if_behind(*seen, now, &terms);
+        *seen = (*seen).max(pool.token);
+        (terms, reset)
+    })?;
+    if reset {
+        ctx.log_warning(&format!(
+            "idgen: namespace {} went back (deleted, expired, evicted, flushed or restored from \
+             an older copy): its earlier leases are void and grants start above {}",
+            String::from_utf8_lossy(ns),
+            pool.grant_above_ms
+        ));
+        write(ctx, ns, &pool, u32::MAX)?;
+    }
+    Ok((pool, terms, now))
 }
 
 /// The namespace's pool (empty when the key does not exist).
@@ -172,7 +222,8 @@ fn text(value: RedisValue) -> Option<String> {
     }
 }
 
-/// Writes what changed for `worker_id` as one `HSET` of absolute values, propagated as is.
+/// Writes what changed for `worker_id` as one `HSET` of absolute values, propagated as is, and
+/// drops any expiry the namespace was given; remembers the namespace's token.
 fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), CommandError> {
     let fields = pool.fields_of(worker_id);
     let mut args: Vec<&[u8]> = vec![ns];
@@ -181,11 +232,20 @@ fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), Co
         args.push(value.as_bytes());
     }
     let options = CallOptionsBuilder::new().replicate().build();
-    let result: CallResult = ctx.call_ext("HSET", &options, args.as_slice());
-    result.map(|_| ()).map_err(|e| {
+    let failed = |e: redis_module::ErrorReply| {
         CommandError::OutOfRange(format!(
             "could not write the namespace: {}",
             e.to_utf8_string().unwrap_or_default()
         ))
+    };
+    let result: CallResult = ctx.call_ext("HSET", &options, args.as_slice());
+    result.map_err(failed)?;
+    // A namespace that expires would hand its worker IDs out again (PERSIST of a key without
+    // an expiry changes nothing and is not propagated).
+    let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
+    result.map_err(failed)?;
+    state::with(|s| {
+        let seen = s.lease_tokens.entry(ns.to_vec()).or_default();
+        *seen = (*seen).max(pool.token);
     })
 }

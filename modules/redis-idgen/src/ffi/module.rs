@@ -177,6 +177,40 @@ pub fn on_role_change(ctx: *mut raw::RedisModuleCtx, changed: fn(bool)) -> Resul
     Ok(())
 }
 
+/// Has Redis call `changed(ctx)` after a `CONFIG SET` (or `CONFIG REWRITE`-free reload) changes
+/// any of Redis's own settings, with a context that may call Redis (`RM_Call`).
+///
+/// # Errors
+/// When Redis lacks the API or refuses the subscription.
+pub fn on_config_change(
+    ctx: *mut raw::RedisModuleCtx,
+    changed: fn(&redis_module::Context),
+) -> Result<(), String> {
+    static CHANGED: std::sync::OnceLock<fn(&redis_module::Context)> = std::sync::OnceLock::new();
+    extern "C" fn call(
+        ctx: *mut raw::RedisModuleCtx,
+        _: raw::RedisModuleEvent,
+        _: u64,
+        _: *mut c_void,
+    ) {
+        if let Some(changed) = CHANGED.get() {
+            changed(&redis_module::Context::new(ctx));
+        }
+    }
+    let _ = CHANGED.set(changed);
+    let subscribe =
+        api!(RedisModule_SubscribeToServerEvent).ok_or("no RedisModule_SubscribeToServerEvent")?;
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_CONFIG,
+        dataver: 1,
+    };
+    // SAFETY: the OnLoad context, a valid event, and a callback of the expected signature.
+    if unsafe { subscribe(ctx, event, Some(call)) } != raw::REDISMODULE_OK as c_int {
+        return Err("could not subscribe to configuration changes".into());
+    }
+    Ok(())
+}
+
 /// Logs a panic's message to the Redis log before it aborts the server.
 pub fn log_panics() {
     std::panic::set_hook(Box::new(|panic| {

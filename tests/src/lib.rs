@@ -355,6 +355,17 @@ impl Server {
         );
     }
 
+    /// Waits until the fence this server puts lease grants above (its load or promotion plus
+    /// `idgen.workerid-horizon-ms`) has passed: its grants then start above what earlier holders
+    /// recorded, nothing more.
+    pub fn wait_past_lease_fence(&self) {
+        let fence: i64 = self
+            .info_field("workerid_fence_ms")
+            .parse()
+            .expect("a fence");
+        std::thread::sleep(Duration::from_millis((fence - now_ms()).max(0) as u64 + 20));
+    }
+
     /// `INFO idgen` field `name` (without the `idgen_` prefix).
     pub fn info_field(&self, name: &str) -> String {
         let info: String = redis::cmd("INFO")

@@ -439,8 +439,7 @@ fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
     let coordinator = Server::start_with(horizon(2_000));
     // Past the fence a fresh coordinator puts grants above: the first holder then issues at the
     // clock's time, not borrowed ahead, and its ID is the one recycled.
-    let fence: i64 = coordinator.info_field("workerid_fence_ms").parse().unwrap();
-    std::thread::sleep(Duration::from_millis((fence - now_ms()).max(0) as u64 + 50));
+    coordinator.wait_past_lease_fence();
     let port = coordinator.port;
     let first = spawn_worker(port, 2_000, 1_000, 0)
         .wait_with_output()

@@ -13,8 +13,7 @@ const HORIZON: [&str; 2] = ["workerid-horizon-ms", "60000"];
 /// more.
 fn past_the_fence() -> Server {
     let server = Server::start(&["workerid-horizon-ms", "2000"]);
-    let fence: i64 = server.info_field("workerid_fence_ms").parse().unwrap();
-    std::thread::sleep(Duration::from_millis((fence - now_ms()).max(0) as u64 + 20));
+    server.wait_past_lease_fence();
     server
 }
 

@@ -158,6 +158,11 @@ impl Compose {
         }
     }
 
+    /// The compose project's name (volumes are `<project>_<volume>`).
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
     /// The host port given to `var`.
     pub fn port(&self, var: &str) -> u16 {
         self.ports

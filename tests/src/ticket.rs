@@ -31,6 +31,29 @@ pub struct TicketServer {
 impl TicketServer {
     /// Starts server `offset` of `increment` on `data_dir`, with `extra` flags, on a free port.
     pub fn start(offset: u64, increment: u64, data_dir: &Path, extra: &[&str]) -> TicketServer {
+        // A fresh directory on the first start; a no-op on the restarts that reuse these args.
+        let init = !extra.contains(&"--start-above");
+        TicketServer::start_as(offset, increment, data_dir, extra, init)
+    }
+
+    /// Starts server `offset` of `increment` on a `data_dir` that already holds its store, with
+    /// `extra` flags and no `--init`.
+    pub fn start_existing(
+        offset: u64,
+        increment: u64,
+        data_dir: &Path,
+        extra: &[&str],
+    ) -> TicketServer {
+        TicketServer::start_as(offset, increment, data_dir, extra, false)
+    }
+
+    fn start_as(
+        offset: u64,
+        increment: u64,
+        data_dir: &Path,
+        extra: &[&str],
+        init: bool,
+    ) -> TicketServer {
         let port = free_port();
         let mut args: Vec<String> = vec![
             "serve".into(),
@@ -43,8 +66,7 @@ impl TicketServer {
             "--data-dir".into(),
             data_dir.display().to_string(),
         ];
-        // A fresh directory on the first start; a no-op on the restarts that reuse these args.
-        if !extra.contains(&"--start-above") {
+        if init {
             args.push("--init".into());
         }
         args.extend(extra.iter().map(|s| s.to_string()));
@@ -193,8 +215,15 @@ impl Drop for TicketServer {
 
 /// Runs `ticket-server` with `args` to completion: (success, stdout, stderr).
 pub fn run_cli(args: &[&str]) -> (bool, String, String) {
+    run_cli_env(args, &[])
+}
+
+/// Runs `ticket-server` with `args` and these environment variables to completion: (success,
+/// stdout, stderr).
+pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(binary())
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("run ticket-server");
     (

@@ -339,6 +339,10 @@ fn the_compose_file_starts_the_module_and_the_ticket_pair() {
         &["REDIS_PORT", "TICKETS_ODD_PORT", "TICKETS_EVEN_PORT"],
     );
     compose.run(&["config", "--quiet"]);
+    // Initialisation is a deliberate first step, not part of every start.
+    for init in ["tickets-odd-init", "tickets-even-init"] {
+        compose.run(&["run", "--rm", init]);
+    }
     compose.run(&["up", "-d"]);
     for var in ["REDIS_PORT", "TICKETS_ODD_PORT", "TICKETS_EVEN_PORT"] {
         assert!(answers(compose.port(var)), "{var} never answered");
@@ -387,4 +391,42 @@ fn the_compose_file_starts_the_module_and_the_ticket_pair() {
         .parse()
         .unwrap();
     assert_eq!(inside % 2, 0);
+
+    // The even server's volume is lost: restarted on a blank one it refuses to serve, and says
+    // how to recover; recovered with --start-above, it carries on above what it handed out.
+    compose.run(&["rm", "--stop", "--force", "tickets-even"]);
+    docker(&[
+        "volume",
+        "rm",
+        &format!("{}_tickets-even", compose.project()),
+    ]);
+    compose.run(&["up", "-d", "tickets-even"]);
+    let id = compose
+        .run(&["ps", "-q", "tickets-even"])
+        .trim()
+        .to_string();
+    let exited = wait_for(Duration::from_secs(30), || {
+        docker(&["inspect", "--format", "{{.State.Status}}", &id]) == "exited"
+    });
+    assert!(exited, "a ticket server on a blank volume kept running");
+    let logs = compose.run(&["logs", "--no-color", "tickets-even"]);
+    assert!(
+        logs.contains("holds no ticket store") && logs.contains("--start-above N"),
+        "{logs}"
+    );
+    compose.run(&[
+        "run",
+        "--rm",
+        "tickets-even-init",
+        "--offset",
+        "2",
+        "--increment",
+        "2",
+        "--start-above",
+        "1000",
+    ]);
+    compose.run(&["up", "-d", "tickets-even"]);
+    assert!(answers(compose.port("TICKETS_EVEN_PORT")), "never answered");
+    let after = ticket("TICKETS_EVEN_PORT");
+    assert!(after > 1000 && after % 2 == 0, "{after}");
 }

@@ -48,6 +48,23 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Make a new ticket store in a blank data directory, once, before the first `serve`
+    /// (`serve` refuses a blank directory: after a lost disk it would hand out every ticket
+    /// again). With --start-above, continue above that ticket instead (after a lost disk).
+    Init {
+        /// The directory (empty, or a store of this same server, which is left as it is).
+        #[arg(long)]
+        data_dir: PathBuf,
+        /// The server's first ticket, 1 to --increment.
+        #[arg(long)]
+        offset: u64,
+        /// Number of servers in the set.
+        #[arg(long)]
+        increment: u64,
+        /// Every sequence continues above this ticket.
+        #[arg(long)]
+        start_above: Option<u64>,
+    },
     /// Print the highest ticket the stopped servers of these data directories may have handed
     /// out: what a new generation (a grown set) must start above.
     Highest {
@@ -66,6 +83,8 @@ enum Command {
         /// The sequence.
         #[arg(long, default_value = "default")]
         sequence: String,
+        #[command(flatten)]
+        password: Password,
     },
     /// Check that a server answers (PING): exit 0 if it does, for container health checks.
     Ping {
@@ -75,18 +94,46 @@ enum Command {
     },
 }
 
+/// The servers' password, for `serve` (clients must AUTH with it) and `next` (it AUTHs).
+#[derive(clap::Args)]
+struct Password {
+    /// The password. On the command line it shows in `ps`: prefer `--requirepass-file` or the
+    /// environment variable.
+    #[arg(long, env = "TICKET_SERVER_REQUIREPASS", hide_env_values = true)]
+    requirepass: Option<String>,
+    /// A file whose first line is the password.
+    #[arg(long, conflicts_with = "requirepass")]
+    requirepass_file: Option<PathBuf>,
+}
+
+impl Password {
+    /// The password, from the flag, the environment or the file; an empty one is refused (it
+    /// would be no password at all, or one nobody can send).
+    fn get(&self) -> Result<Option<String>> {
+        let Some(path) = &self.requirepass_file else {
+            if self.requirepass.as_deref() == Some("") {
+                anyhow::bail!(
+                    "the password is empty (TICKET_SERVER_REQUIREPASS or --requirepass): set one, \
+                     or unset the variable for no password"
+                );
+            }
+            return Ok(self.requirepass.clone());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read --requirepass-file {}", path.display()))?;
+        let password = text.lines().next().unwrap_or("").to_string();
+        anyhow::ensure!(!password.is_empty(), "{} holds no password", path.display());
+        Ok(Some(password))
+    }
+}
+
 #[derive(clap::Args)]
 struct Common {
     /// Directory of the durable bounds (one per server; `pair` makes subdirectories).
     #[arg(long)]
     data_dir: PathBuf,
-    /// Password clients must AUTH with. On the command line it shows in `ps`: prefer
-    /// `--requirepass-file` or the environment variable.
-    #[arg(long, env = "TICKET_SERVER_REQUIREPASS", hide_env_values = true)]
-    requirepass: Option<String>,
-    /// A file whose first line is the password clients must AUTH with.
-    #[arg(long, conflicts_with = "requirepass")]
-    requirepass_file: Option<PathBuf>,
+    #[command(flatten)]
+    password: Password,
     /// Tickets reserved on disk at a time (the most a crash can skip).
     #[arg(long, default_value_t = DEFAULT_BLOCK)]
     block: u64,
@@ -115,18 +162,6 @@ struct Common {
 }
 
 impl Common {
-    /// The password, from the flag, the environment or the file.
-    fn password(&self) -> Result<Option<String>> {
-        let Some(path) = &self.requirepass_file else {
-            return Ok(self.requirepass.clone());
-        };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read --requirepass-file {}", path.display()))?;
-        let password = text.lines().next().unwrap_or("").to_string();
-        anyhow::ensure!(!password.is_empty(), "{} holds no password", path.display());
-        Ok(Some(password))
-    }
-
     fn config(
         &self,
         listen: SocketAddr,
@@ -139,7 +174,7 @@ impl Common {
             offset,
             increment,
             data_dir,
-            requirepass: self.password()?,
+            requirepass: self.password.get()?,
             block: self.block,
             max_clients: self.max_clients,
             idle_timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
@@ -209,6 +244,27 @@ async fn main() -> Result<()> {
                 let _ = task.await;
             }
         }
+        Command::Init {
+            data_dir,
+            offset,
+            increment,
+            start_above,
+        } => {
+            let step = Step { offset, increment };
+            anyhow::ensure!(
+                increment >= 1 && (1..=increment).contains(&offset),
+                "--offset {offset} must be between 1 and --increment ({increment})"
+            );
+            let start = start_above.map_or(Start::Init, Start::Above);
+            let store = Store::open(&data_dir, step, DEFAULT_BLOCK, start)
+                .with_context(|| format!("cannot make a ticket store in {}", data_dir.display()))?;
+            println!(
+                "{} is the ticket store of offset {offset} of increment {increment}; every ticket \
+                 is at least {}",
+                data_dir.display(),
+                store.floor().max(offset)
+            );
+        }
         Command::Highest { data_dirs } => {
             let mut highest = 0;
             for dir in &data_dirs {
@@ -222,8 +278,9 @@ async fn main() -> Result<()> {
             servers,
             count,
             sequence,
+            password,
         } => {
-            let client = RoundRobin::new(&servers)?;
+            let client = RoundRobin::with_password(&servers, password.get()?)?;
             for _ in 0..count {
                 println!("{}", client.next(&sequence).await?);
             }

@@ -19,17 +19,23 @@ pub const RETRY_AFTER: Duration = Duration::from_millis(500);
 /// How long one call to one server may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
 
-/// One handle per address, connecting lazily.
-fn connect(addrs: &[String]) -> Result<Vec<Server>> {
+/// One handle per address, connecting lazily, with AUTH `password` when given.
+fn connect(addrs: &[String], password: Option<&str>) -> Result<Vec<Server>> {
     if addrs.is_empty() {
         return Err(anyhow!("no ticket servers given"));
     }
     addrs
         .iter()
         .map(|addr| {
+            let mut info =
+                redis::IntoConnectionInfo::into_connection_info(format!("redis://{addr}/"))?;
+            if let Some(password) = password {
+                let settings = info.redis_settings().clone().set_password(password);
+                info = info.set_redis_settings(settings);
+            }
             Ok(Server {
                 addr: addr.clone(),
-                client: redis::Client::open(format!("redis://{addr}/"))?,
+                client: redis::Client::open(info)?,
                 connection: tokio::sync::Mutex::new(None),
                 down_until: Mutex::new(None),
             })
@@ -68,6 +74,7 @@ pub struct RoundRobin {
     /// Swapped whole by [`RoundRobin::set_servers`]; a call holds its own reference.
     servers: std::sync::RwLock<Arc<Vec<Server>>>,
     next: AtomicUsize,
+    password: Option<String>,
 }
 
 impl RoundRobin {
@@ -76,9 +83,18 @@ impl RoundRobin {
     /// # Errors
     /// When `addrs` is empty or an address is malformed.
     pub fn new(addrs: &[String]) -> Result<Self> {
+        RoundRobin::with_password(addrs, None)
+    }
+
+    /// A client for `addrs` that AUTHs with `password` (servers started with a password).
+    ///
+    /// # Errors
+    /// When `addrs` is empty or an address is malformed.
+    pub fn with_password(addrs: &[String], password: Option<String>) -> Result<Self> {
         Ok(RoundRobin {
-            servers: std::sync::RwLock::new(Arc::new(connect(addrs)?)),
+            servers: std::sync::RwLock::new(Arc::new(connect(addrs, password.as_deref())?)),
             next: AtomicUsize::new(0),
+            password,
         })
     }
 
@@ -88,7 +104,7 @@ impl RoundRobin {
     /// # Errors
     /// When `addrs` is empty or an address is malformed; the old set stays then.
     pub fn set_servers(&self, addrs: &[String]) -> Result<()> {
-        let servers = Arc::new(connect(addrs)?);
+        let servers = Arc::new(connect(addrs, self.password.as_deref())?);
         *self.servers.write().unwrap_or_else(|p| p.into_inner()) = servers;
         Ok(())
     }

@@ -6,6 +6,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::fields::{Fields, LAST_TICKET};
 use super::Step;
 
 const HEADER: &str = "ticket-sequence v1";
@@ -36,24 +37,8 @@ pub(crate) fn read_bound_file(path: &Path) -> anyhow::Result<Option<(Step, u64)>
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
     };
-    let field = |name: &str| {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let (Some(offset), Some(increment), Some(bound)) =
-        (field("offset"), field("increment"), field("bound"))
-    else {
-        anyhow::bail!(
-            "{} is not a ticket sequence file: {:?}",
-            path.display(),
-            text.trim()
-        );
-    };
-    if !text.starts_with(HEADER) {
-        anyhow::bail!("{} is not a ticket sequence file", path.display());
-    }
-    Ok(Some((Step { offset, increment }, bound)))
+    let fields = Fields::new(path, &text, HEADER, "ticket sequence file")?;
+    Ok(Some((fields.step()?, fields.get("bound", 0, LAST_TICKET)?)))
 }
 
 pub(crate) fn write_bound(path: &Path, step: Step, bound: u64) -> std::io::Result<()> {

@@ -12,6 +12,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::fields::{Fields, LAST_TICKET};
 use super::{read_bound_file, write_bound, Step};
 
 /// How a data directory may be opened.
@@ -28,6 +29,11 @@ pub enum Start {
 
 /// The marker file's name.
 const MARKER: &str = "STORE";
+/// Its first words.
+const HEADER: &str = "ticket-store v1";
+/// What else a store's directory may hold: its lock, temporary files, and what a freshly made
+/// file system puts at its root.
+const OURS: &[&str] = &["LOCK", "STORE.tmp", "lost+found"];
 
 /// Opens the marker of `dir` for a server of `step`, writing it as `start` allows: the floor
 /// every ticket must reach (0 for none).
@@ -48,22 +54,32 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
         ),
         (Some((_, floor)), Start::Existing | Start::Init) => return Ok(floor),
         (recorded, Start::Above(n)) => {
+            if recorded.is_none() && sequences.is_empty() {
+                refuse_foreign(dir)?;
+            }
+            let floor = n
+                .checked_add(1)
+                .filter(|f| *f <= LAST_TICKET)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--start-above {n} leaves no ticket: tickets end at {LAST_TICKET} \
+                         (2^63-1); this store is exhausted"
+                    )
+                })?;
             return renumber(
                 dir,
                 step,
-                recorded.map_or(0, |(_, f)| f).max(n + 1),
+                recorded.map_or(0, |(_, f)| f).max(floor),
                 &sequences,
-            )
+            );
         }
         // Written before the marker existed: the sequence files make it a store.
         (None, _) if !sequences.is_empty() => 0,
-        (None, Start::Init) => 0,
-        (None, Start::Existing) => anyhow::bail!(
-            "{} holds no ticket store: a blank directory would hand out every ticket again. \
-             On a first start pass --init; after losing or restoring this server's disk pass \
-             --start-above N, N at least the highest ticket it may have handed out",
-            dir.display()
-        ),
+        (None, Start::Init) => {
+            refuse_foreign(dir)?;
+            0
+        }
+        (None, Start::Existing) => return Err(no_store(dir)),
     };
     write_marker(dir, step, floor)?;
     Ok(floor)
@@ -94,14 +110,51 @@ fn renumber(dir: &Path, step: Step, mut floor: u64, sequences: &[PathBuf]) -> an
     Ok(floor)
 }
 
+/// Why a directory without a store is refused: a blank directory would hand out every ticket
+/// again, and what to do.
+fn no_store(dir: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} holds no ticket store: a blank directory would hand out every ticket again. On a \
+         first start make the store with `ticket-server init` (or serve --init); after losing or \
+         restoring this server's disk pass --start-above N, N at least the highest ticket it may \
+         have handed out",
+        dir.display()
+    )
+}
+
+/// Refuses to make a store in a directory that holds files no store has: a wrong path.
+fn refuse_foreign(dir: &Path) -> anyhow::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        if !OURS.contains(&name.as_ref()) && !name.ends_with(".seq.tmp") {
+            anyhow::bail!(
+                "{} holds {name:?}, which is not a ticket store's: a store is made only in an \
+                 empty directory (is this the right path?)",
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The highest ticket the store in `dir` may have handed out (0 for none): what the next
 /// generation must start above. Read with the servers stopped.
 ///
 /// # Errors
-/// When the directory or a file in it cannot be read.
+/// When the directory or a file in it cannot be read, or it holds no store: a wrong path or an
+/// unmounted disk would understate the highest ticket, and the new generation repeat tickets.
 pub fn highest_handed_out(dir: &Path) -> anyhow::Result<u64> {
-    let mut bound = read_marker(&dir.join(MARKER))?.map_or(0, |(_, floor)| floor);
-    for file in sequence_files(dir)? {
+    if !dir.is_dir() {
+        anyhow::bail!("{} is not a directory", dir.display());
+    }
+    let marker = read_marker(&dir.join(MARKER))?;
+    let sequences = sequence_files(dir)?;
+    if marker.is_none() && sequences.is_empty() {
+        return Err(no_store(dir));
+    }
+    let mut bound = marker.map_or(0, |(_, floor)| floor);
+    for file in sequences {
         if let Some((_, b)) = read_bound_file(&file)? {
             bound = bound.max(b);
         }
@@ -127,28 +180,15 @@ fn read_marker(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
     };
-    let field = |name: &str| {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    match (field("offset"), field("increment"), field("floor")) {
-        (Some(offset), Some(increment), Some(floor)) => {
-            Ok(Some((Step { offset, increment }, floor)))
-        }
-        _ => anyhow::bail!(
-            "{} is not a ticket store marker: {:?}",
-            path.display(),
-            text.trim()
-        ),
-    }
+    let fields = Fields::new(path, &text, HEADER, "ticket store marker")?;
+    Ok(Some((fields.step()?, fields.get("floor", 0, LAST_TICKET)?)))
 }
 
 /// Replaces the marker atomically (temporary file, fsync, rename, directory fsync).
 fn write_marker(dir: &Path, step: Step, floor: u64) -> anyhow::Result<()> {
     let path = dir.join(MARKER);
     let text = format!(
-        "ticket-store v1 offset={} increment={} floor={floor}\n",
+        "{HEADER} offset={} increment={} floor={floor}\n",
         step.offset, step.increment
     );
     let mut tmp = path.as_os_str().to_owned();

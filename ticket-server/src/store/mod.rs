@@ -19,12 +19,14 @@ use std::time::Duration;
 
 mod bound_file;
 mod error;
+mod fields;
 mod marker;
 mod sequence;
 mod step;
 
 use bound_file::{read_bound, read_bound_file, write_bound};
 pub use error::StoreError;
+pub use fields::LAST_TICKET;
 use marker::open_marker;
 pub use marker::{highest_handed_out, Start};
 pub use sequence::Sequence;
@@ -133,6 +135,11 @@ impl Store {
         for seq in all {
             seq.close().await;
         }
+    }
+
+    /// Every ticket of this store is at least this (0 for none).
+    pub fn floor(&self) -> u64 {
+        self.floor
     }
 
     /// Every sequence with its next ticket and the bound on disk, by name.

@@ -79,7 +79,7 @@ impl Sequence {
                     s.next = end;
                     if !s.extending && retry_due && s.limit - s.next < self.block / 2 {
                         s.extending = true;
-                        let target = s.limit + self.block;
+                        let target = s.limit.saturating_add(self.block);
                         let seq = Arc::clone(self);
                         tokio::spawn(async move { seq.extend(target).await });
                     }
@@ -94,7 +94,7 @@ impl Sequence {
                 }
                 (
                     self.extended.notified(),
-                    extend_now.then(|| s.next.max(s.limit) + self.block.max(count)),
+                    extend_now.then(|| s.next.max(s.limit).saturating_add(self.block.max(count))),
                 )
             };
             match extend_now {

@@ -1,0 +1,276 @@
+//! A ticket server's state on disk, read wrong or lost: a floor that would wrap, `highest` on a
+//! blank, wrong or foreign directory, initialisation as a deliberate first step, state files
+//! holding values idgen never writes, and `ticket-server next` against a server with a password.
+
+use std::path::Path;
+
+use idgen_tests::ticket::{run_cli, run_cli_env, TicketServer};
+use idgen_tests::{cmd, data_dir, error_of};
+
+/// The last ticket: tickets are signed 64-bit integers.
+const LAST: u64 = i64::MAX as u64;
+
+fn serve(dir: &Path, extra: &[&str]) -> (bool, String) {
+    let d = dir.display().to_string();
+    let mut args = vec![
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "1",
+        "--increment",
+        "2",
+        "--data-dir",
+        &d,
+    ];
+    args.extend(extra);
+    let (ok, _, err) = run_cli(&args);
+    (ok, err)
+}
+
+fn init(dir: &Path, extra: &[&str]) -> (bool, String, String) {
+    let d = dir.display().to_string();
+    let mut args = vec![
+        "init",
+        "--offset",
+        "1",
+        "--increment",
+        "2",
+        "--data-dir",
+        &d,
+    ];
+    args.extend(extra);
+    run_cli(&args)
+}
+
+fn highest(dirs: &[&Path]) -> (bool, String, String) {
+    let mut args = vec!["highest".to_string()];
+    for d in dirs {
+        args.push("--data-dir".into());
+        args.push(d.display().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_cli(&args)
+}
+
+#[test]
+fn a_floor_at_the_end_of_the_range_is_exhausted_never_wrapped() {
+    for n in [u64::MAX, u64::MAX - 1, LAST, LAST + 1] {
+        let dir = data_dir("ticket-wrap");
+        let (ok, err) = serve(&dir, &["--start-above", &n.to_string()]);
+        assert!(
+            !ok && err.contains(&format!("--start-above {n} leaves no ticket")),
+            "--start-above {n}: {err}"
+        );
+        let (ok, _, err) = init(&dir, &["--start-above", &n.to_string()]);
+        assert!(!ok && err.contains("leaves no ticket"), "init {n}: {err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // Just below: the last tickets are handed out, then every call is refused.
+    let dir = data_dir("ticket-near-end");
+    let server = TicketServer::start(1, 2, &dir, &["--start-above", &(LAST - 4).to_string()]);
+    let mut con = server.connection();
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, LAST - 2);
+    let t: u64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert_eq!(t, LAST);
+    for _ in 0..3 {
+        let err = error_of(&mut con, &cmd(&["TICKET.NEXT"]));
+        assert!(err.contains("exhausted"), "{err}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_huge_block_saturates_instead_of_wrapping() {
+    let dir = data_dir("ticket-huge-block");
+    let server = TicketServer::start(1, 2, &dir, &["--block", &u64::MAX.to_string()]);
+    let mut con = server.connection();
+    let tickets: Vec<u64> = (0..3)
+        .map(|_| cmd(&["TICKET.NEXT"]).query(&mut con).unwrap())
+        .collect();
+    assert_eq!(tickets, [1, 3, 5]);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn highest_refuses_a_blank_wrong_or_foreign_directory() {
+    let root = data_dir("ticket-highest");
+    let blank = root.join("blank");
+    std::fs::create_dir_all(&blank).unwrap();
+    let foreign = root.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("ibdata1"), "not ours").unwrap();
+    let missing = root.join("missing");
+    let store = root.join("store");
+    let server = TicketServer::start(1, 2, &store, &[]);
+    for _ in 0..5 {
+        let _: u64 = cmd(&["TICKET.NEXT"])
+            .query(&mut server.connection())
+            .unwrap();
+    }
+    drop(server);
+    for (name, dir, says) in [
+        ("blank", &blank, "holds no ticket store"),
+        ("foreign", &foreign, "holds no ticket store"),
+        ("missing", &missing, "is not a directory"),
+    ] {
+        let (ok, out, err) = highest(&[&store, dir]);
+        assert!(
+            !ok && out.is_empty() && err.contains(says),
+            "{name}: {out} {err}"
+        );
+    }
+    let (ok, out, err) = highest(&[&store]);
+    assert!(ok, "{err}");
+    assert!(out.trim().parse::<u64>().unwrap() >= 9);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn initialisation_is_a_deliberate_first_step() {
+    let root = data_dir("ticket-init");
+    let dir = root.join("t1");
+    // A blank directory is refused, saying how to start and how to recover.
+    let (ok, err) = serve(&dir, &[]);
+    assert!(
+        !ok && err.contains("holds no ticket store")
+            && err.contains("ticket-server init")
+            && err.contains("--start-above N"),
+        "{err}"
+    );
+    let (ok, out, err) = init(&dir, &[]);
+    assert!(ok, "{err}");
+    assert!(out.contains("offset 1 of increment 2"), "{out}");
+    let server = TicketServer::start_existing(1, 2, &dir, &[]);
+    let t: u64 = cmd(&["TICKET.NEXT"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert_eq!(t % 2, 1);
+    drop(server);
+    // init again leaves the store as it is.
+    let (ok, _, err) = init(&dir, &[]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = init(&dir, &["--increment", "3"]);
+    assert!(!ok, "{err}");
+    // A directory holding someone else's files is not made a store.
+    let foreign = root.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "x").unwrap();
+    let (ok, _, err) = init(&foreign, &[]);
+    assert!(
+        !ok && err.contains("\"notes.txt\", which is not a ticket store's"),
+        "{err}"
+    );
+    let (ok, err) = serve(&foreign, &["--init"]);
+    assert!(!ok && err.contains("notes.txt"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn state_files_with_values_idgen_never_writes_are_refused_with_the_file_and_field() {
+    let cases = [
+        (
+            "STORE",
+            "ticket-store v1 offset=1 increment=2 floor=-5\n",
+            "floor=-5",
+        ),
+        (
+            "STORE",
+            "ticket-store v1 offset=3 increment=2 floor=0\n",
+            "offset=3",
+        ),
+        (
+            "STORE",
+            "ticket-store v1 offset=1 increment=0 floor=0\n",
+            "increment=0",
+        ),
+        (
+            "STORE",
+            "ticket-store v1 offset=1 increment=2 floor=9223372036854775808\n",
+            "floor=9223372036854775808",
+        ),
+        (
+            "STORE",
+            "ticket-store v1 offset=1 increment=2\n",
+            "no floor= field",
+        ),
+        ("STORE", "mysql data\n", "is not a ticket store marker"),
+        (
+            "default.seq",
+            "ticket-sequence v1 offset=1 increment=2 bound=-1\n",
+            "bound=-1",
+        ),
+        (
+            "default.seq",
+            "ticket-sequence v1 offset=0 increment=2 bound=7\n",
+            "offset=0",
+        ),
+        (
+            "default.seq",
+            "ticket-sequence v1 offset=1 increment=2 bound=x\n",
+            "bound=x",
+        ),
+        (
+            "default.seq",
+            "offset=1 increment=2 bound=7\n",
+            "is not a ticket sequence file",
+        ),
+    ];
+    for (file, text, field) in cases {
+        let dir = data_dir("ticket-bad-state");
+        std::fs::write(dir.join(file), text).unwrap();
+        let (ok, err) = serve(&dir, &[]);
+        let path = dir.join(file).display().to_string();
+        assert!(
+            !ok && err.contains(&path) && err.contains(field),
+            "{text}: {err}"
+        );
+        let (ok, _, err) = highest(&[&dir]);
+        assert!(!ok && err.contains(field), "highest, {text}: {err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn next_reaches_a_server_with_a_password_from_a_file_or_the_environment() {
+    let root = data_dir("ticket-next-auth");
+    let file = root.join("password");
+    std::fs::write(&file, "s3cret\n").unwrap();
+    let f = file.display().to_string();
+    let server = TicketServer::start(1, 1, &root.join("data"), &["--requirepass-file", &f]);
+    let addr = server.addr();
+    let (ok, _, err) = run_cli(&["next", "--servers", &addr]);
+    assert!(!ok && err.contains("NOAUTH"), "{err}");
+    let (ok, out, err) = run_cli(&["next", "--servers", &addr, "--requirepass-file", &f]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1");
+    let (ok, out, err) = run_cli_env(
+        &["next", "--servers", &addr, "--count", "2"],
+        &[("TICKET_SERVER_REQUIREPASS", "s3cret")],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["2", "3"]);
+    drop(server);
+    // An empty password is refused, as an empty password file is.
+    for command in [
+        vec!["next", "--servers", &addr],
+        vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            "/nonexistent",
+            "--init",
+        ],
+    ] {
+        let (ok, _, err) = run_cli_env(&command, &[("TICKET_SERVER_REQUIREPASS", "")]);
+        assert!(
+            !ok && err.contains("the password is empty"),
+            "{command:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -169,14 +169,38 @@ fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
 #[test]
 fn an_unusable_state_file_stops_the_module_from_loading() {
     let dir = data_dir("badstate");
-    std::fs::write(dir.join("idgen-snowflake.state"), "yesterday\n").unwrap();
-    let log = Server::try_start(Options {
-        dir: Some(dir.clone()),
-        ..Options::default()
-    })
-    .err()
-    .unwrap();
-    assert!(log.contains("not a time in ms"), "{log}");
+    let file = dir.join("idgen-snowflake.state");
+    // Values idgen never writes: refused with the file and the field, never carried on from.
+    for (text, says) in [
+        (
+            "yesterday\n",
+            "reservation time 'yesterday' is not a time in ms",
+        ),
+        (
+            "-5 layout=twitter epoch=1288834974657\n",
+            "reservation time '-5' is not a time",
+        ),
+        (
+            "99999999999999999 layout=twitter epoch=1288834974657\n",
+            "'99999999999999999'",
+        ),
+        (
+            "1795000000000 layout=twitter epoch=-3\n",
+            "epoch=-3 is not a time",
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let log = Server::try_start(Options {
+            dir: Some(dir.clone()),
+            ..Options::default()
+        })
+        .err()
+        .unwrap_or_else(|| panic!("{text:?} was accepted"));
+        assert!(
+            log.contains(&file.display().to_string()) && log.contains(says),
+            "{text:?}: {log}"
+        );
+    }
     let log = Server::try_start(Options::module(&["state-file", "/proc/no/such/dir/state"]))
         .err()
         .unwrap();

@@ -58,9 +58,12 @@ impl Lineage {
                 .ok_or_else(|| format!("no {name}= in '{words}'"))
         };
         let layout = Layout::parse(field("layout")?).map_err(|e| e.to_string())?;
-        let epoch_ms = field("epoch")?
-            .parse()
-            .map_err(|_| format!("epoch in '{words}' is not a number"))?;
+        let epoch = field("epoch")?;
+        let epoch_ms = epoch
+            .parse::<i64>()
+            .ok()
+            .filter(|e| *e >= 0)
+            .ok_or_else(|| format!("epoch={epoch} is not a time in ms from 0 up"))?;
         Ok(Lineage { layout, epoch_ms })
     }
 

@@ -508,7 +508,10 @@ pub fn check_lineage(
 ) -> Result<Option<String>, String> {
     let issued = match recorded {
         Some(words) => Lineage::parse_record(words).map_err(|e| {
-            format!("idgen.state-file holds a lineage this module cannot read: {e}")
+            format!(
+                "idgen.state-file {} holds a lineage this module cannot read: {e}",
+                read(&STATE_FILE)
+            )
         })?,
         None => Lineage {
             layout: now.layout.clone(),

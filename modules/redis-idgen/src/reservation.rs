@@ -108,6 +108,9 @@ fn high_water() -> i64 {
         .max(LAST_ISSUED.load(Ordering::Relaxed))
 }
 
+/// The latest reservation a state file may hold: the last ms of the year 9999.
+const LATEST_MS: i64 = 253_402_300_799_999;
+
 /// What an earlier run left: the time its IDs are reserved up to, and the words after it (the
 /// lineage; `None` in a file from before lineages were recorded).
 type Left = Option<(i64, Option<String>)>;
@@ -124,13 +127,19 @@ fn read(path: &Path) -> Result<Left, String> {
     };
     let text = text.trim();
     let (time, rest) = text.split_once(' ').unwrap_or((text, ""));
-    let until = time.parse().map_err(|_| {
-        format!(
-            "{} holds {}, not a time in ms",
-            path.display(),
-            crate::config::shown(text.as_bytes())
-        )
-    })?;
+    let until = time
+        .parse::<i64>()
+        .ok()
+        .filter(|t| (0..=LATEST_MS).contains(t))
+        .ok_or_else(|| {
+            format!(
+                "{}: its reservation time {} is not a time in ms from 0 to {LATEST_MS} (the year \
+                 9999): this module never writes that; fix or remove the file only if you know \
+                 the last ID this server issued",
+                path.display(),
+                crate::config::shown(time.as_bytes())
+            )
+        })?;
     let rest = rest.trim();
     Ok(Some((until, (!rest.is_empty()).then(|| rest.to_string()))))
 }

@@ -435,6 +435,29 @@ fn a_process_started_while_the_coordinator_is_down_waits_for_it() {
 }
 
 #[test]
+fn a_worker_tries_for_its_first_lease_for_the_whole_of_start_within() {
+    // Nothing listens on the port: every try fails at once.
+    let port = idgen_tests::free_port();
+    let began = Instant::now();
+    let out = Worker {
+        port,
+        ttl_ms: 1_000,
+        run_ms: 100,
+        start_within_ms: Some(2_500),
+        ..Worker::default()
+    }
+    .spawn()
+    .wait_with_output()
+    .unwrap();
+    let took = began.elapsed();
+    assert!(!out.status.success());
+    assert!(
+        took >= Duration::from_millis(2_500) && took < Duration::from_millis(4_500),
+        "gave up after {took:?}, not at --start-within-ms 2500"
+    );
+}
+
+#[test]
 fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
     let coordinator = Server::start_with(horizon(2_000));
     // Past the fence a fresh coordinator puts grants above: the first holder then issues at the

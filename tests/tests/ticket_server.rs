@@ -359,7 +359,7 @@ fn bad_start_up_settings_are_refused_with_a_message() {
     );
     let (ok, err) = serve_once("1", "0", &d);
     assert!(
-        !ok && err.contains("--increment must be at least 1"),
+        !ok && err.contains("--increment 0 must be at least 1"),
         "{err}"
     );
     // A data directory is used by one server at a time, and only as the server that wrote it.

@@ -82,7 +82,9 @@ fn grants_distinct_ids_until_exhausted_and_recycles_above_the_last_record() {
         &cmd(&["WORKERID.RENEW", "fleet", "2", &token2, "TTL", "1000"]),
     );
     assert!(
-        err.contains("token is not the holder's of worker ID 2"),
+        err.contains(&format!(
+            "token {token2} is not the holder's of worker ID 2"
+        )),
         "{err}"
     );
     let err = error_of(&mut con, &cmd(&["WORKERID.RELEASE", "fleet", "2", &token2]));

@@ -48,7 +48,7 @@ impl Config {
     /// A message naming the flag that is wrong.
     pub fn validate(self) -> Result<Self> {
         if self.increment == 0 {
-            bail!("--increment must be at least 1 (the number of servers)");
+            bail!("--increment 0 must be at least 1 (the number of servers)");
         }
         if self.offset == 0 || self.offset > self.increment {
             bail!(
@@ -58,10 +58,10 @@ impl Config {
             );
         }
         if self.block == 0 {
-            bail!("--block must be at least 1");
+            bail!("--block 0 must be at least 1");
         }
         if self.max_clients == 0 {
-            bail!("--max-clients must be at least 1");
+            bail!("--max-clients 0 must be at least 1");
         }
         Ok(self)
     }

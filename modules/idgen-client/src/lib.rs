@@ -239,15 +239,17 @@ impl Shared {
             let result = self.connect().and_then(|mut coordinator| {
                 self.take_lease(&mut coordinator).map(|()| coordinator)
             });
-            let pause = backoff(failures);
+            let now = Instant::now();
             match result {
                 Err(e @ LeaseCallError::Refused(_)) => return Err(e),
-                Err(e) if Instant::now() + pause >= give_up => return Err(e),
+                Err(e) if now >= give_up => return Err(e),
                 Err(e) => tracing::warn!(error = %e, "no first lease yet: trying again"),
                 Ok(coordinator) => return Ok(coordinator),
             }
+            // The last pause ends at the deadline, with one more try there: the whole of
+            // `start_within` is used, not cut short by the next back-off step.
+            std::thread::sleep(backoff(failures).min(give_up - now));
             failures = failures.saturating_add(1);
-            std::thread::sleep(pause);
         }
     }
 

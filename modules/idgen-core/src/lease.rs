@@ -3,8 +3,8 @@
 //! holder's IDs.
 //!
 //! The pool is stored as a Redis hash (see [`Pool::fields`]): `max` (the pool's size), `token`
-//! (the last fencing token granted), `void_below` and `grant_above` (set when the namespace was
-//! found reset, below), and, per worker ID ever leased, `"<token> <expires_ms> <until_ms>
+//! (the last fencing token granted), `version` (one more on every change), `void_below` and
+//! `grant_above` (set when the namespace was found reset, below), and, per worker ID ever leased, `"<token> <expires_ms> <until_ms>
 //! <floor_ms>"`: the holder's token, when its lease ends (0 once released), the highest time
 //! any holder of that ID said it may put into an ID, and the time the current holder started
 //! above. A new holder starts above `until_ms`. A holder that releases may lower `until_ms` to
@@ -21,8 +21,9 @@
 //!   a grant made at least a horizon after the last renewal the lost records saw starts above
 //!   every ID an old holder may still issue: grants start above the coordinator's fence (its
 //!   load or promotion plus the horizon) and above a namespace's `grant_above`;
-//! - a namespace whose token is below one the coordinator saw ([`Pool::reset_if_behind`]) voids
-//!   every earlier lease: their RENEWs fail, so their holders stop issuing.
+//! - a namespace whose version or token is below one the coordinator saw
+//!   ([`Pool::reset_if_behind`]) voids every earlier lease: their RENEWs fail, so their holders
+//!   stop issuing.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -103,6 +104,25 @@ impl Lease {
     }
 }
 
+/// How far a coordinator has seen a namespace go: a copy below it in either is older.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// The highest version.
+    pub version: u64,
+    /// The highest token.
+    pub token: u64,
+}
+
+impl Seen {
+    /// The later of two.
+    pub fn max(self, other: Seen) -> Seen {
+        Seen {
+            version: self.version.max(other.version),
+            token: self.token.max(other.token),
+        }
+    }
+}
+
 /// A lease just granted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grant {
@@ -136,7 +156,11 @@ pub enum LeaseError {
         horizon_ms: i64,
     },
     /// The caller's token is not the current holder's, or the lease has expired.
-    NotHolder { worker_id: u32, expired: bool },
+    NotHolder {
+        worker_id: u32,
+        token: u64,
+        expired: bool,
+    },
     /// The namespace holds no pool: it was deleted, expired, evicted or flushed (or never made).
     Vanished,
     /// The namespace was found reset after this lease was granted: the lease is void.
@@ -182,14 +206,19 @@ impl fmt::Display for LeaseError {
             ),
             LeaseError::NotHolder {
                 worker_id,
+                token,
                 expired: true,
-            } => write!(f, "lease of worker ID {worker_id} has expired: {AGAIN}"),
+            } => write!(
+                f,
+                "lease of worker ID {worker_id} under token {token} has expired: {AGAIN}"
+            ),
             LeaseError::NotHolder {
                 worker_id,
+                token,
                 expired: false,
             } => write!(
                 f,
-                "token is not the holder's of worker ID {worker_id}: {AGAIN}"
+                "token {token} is not the holder's of worker ID {worker_id}: {AGAIN}"
             ),
             LeaseError::Vanished => write!(
                 f,
@@ -215,6 +244,8 @@ pub struct Pool {
     pub max: u32,
     /// The last token granted.
     pub token: u64,
+    /// One more on every change: a copy with a lower version is older.
+    pub version: u64,
     /// Leases with a token below this are void: granted before the namespace was found reset.
     pub void_below: u64,
     /// Grants start above this: set when the namespace was found reset.
@@ -241,6 +272,7 @@ impl Pool {
             match field {
                 "max" => max = Some(u32::try_from(number()?).map_err(|_| corrupt(field, value))?),
                 "token" => pool.token = number()?,
+                "version" => pool.version = number()?,
                 "void_below" => pool.void_below = number()?,
                 "grant_above" => {
                     pool.grant_above_ms =
@@ -273,17 +305,27 @@ impl Pool {
         Ok(pool)
     }
 
-    /// Whether the namespace has gone back: its last token is below `seen`, a token this
-    /// coordinator granted or read in it before, so the hash was recreated or restored from an
-    /// older copy. Every lease granted before is then void (their RENEWs fail), grants start
-    /// above `now_ms` plus the horizon (above any ID an old holder may still issue), and
-    /// tokens carry on above `seen`. Returns whether it reset the pool; write it back then.
-    pub fn reset_if_behind(&mut self, seen: u64, now_ms: i64, terms: &Terms) -> bool {
-        if self.token >= seen {
+    /// What this copy of the namespace shows of its history, for [`Pool::reset_if_behind`].
+    pub fn seen(&self) -> Seen {
+        Seen {
+            version: self.version,
+            token: self.token,
+        }
+    }
+
+    /// Whether the namespace has gone back: its version or token is below what this coordinator
+    /// `seen` in it before, so the hash was recreated or restored from an older copy, whose
+    /// records may be missing renewals and grants. Every lease granted before is then void
+    /// (their RENEWs fail), grants start above `now_ms` plus the horizon (above any ID an old
+    /// holder may still issue), and tokens carry on above the highest seen. Returns whether it
+    /// reset the pool; write it back then.
+    pub fn reset_if_behind(&mut self, seen: Seen, now_ms: i64, terms: &Terms) -> bool {
+        if self.version >= seen.version && self.token >= seen.token {
             return false;
         }
-        self.token = seen;
-        self.void_below = seen.saturating_add(1);
+        self.token = self.token.max(seen.token);
+        self.version = self.version.max(seen.version) + 1;
+        self.void_below = self.token.saturating_add(1);
         self.grant_above_ms = self
             .grant_above_ms
             .max(now_ms.saturating_add(terms.horizon_ms));
@@ -324,6 +366,7 @@ impl Pool {
             .max(self.grant_above_ms)
             .max(terms.fence_ms);
         self.token = self.token.saturating_add(1).max(token_floor(now_ms));
+        self.version += 1;
         let lease = Lease {
             token: self.token,
             expires_ms: now_ms + ttl_ms,
@@ -363,7 +406,9 @@ impl Pool {
         let lease = self.holder(worker_id, token, now_ms)?;
         lease.expires_ms = now_ms + ttl_ms;
         lease.until_ms = lease.until_ms.max(until_ms);
-        Ok(*lease)
+        let lease = *lease;
+        self.version += 1;
+        Ok(lease)
     }
 
     /// Ends the lease of `worker_id` held under `token` now. With `used_until_ms` (the last time
@@ -384,13 +429,18 @@ impl Pool {
         if let Some(used) = used_until_ms {
             lease.until_ms = lease.until_ms.min(used).max(lease.floor_ms);
         }
-        Ok(*lease)
+        let lease = *lease;
+        self.version += 1;
+        Ok(lease)
     }
 
     /// The hash fields that record `worker_id`'s lease and the pool's counters: what an
     /// operation on that worker ID changed.
     pub fn fields_of(&self, worker_id: u32) -> Vec<(String, String)> {
-        let mut fields = vec![("token".to_string(), self.token.to_string())];
+        let mut fields = vec![
+            ("token".to_string(), self.token.to_string()),
+            ("version".to_string(), self.version.to_string()),
+        ];
         if self.max != 0 {
             fields.push(("max".to_string(), self.max.to_string()));
         }
@@ -446,10 +496,12 @@ impl Pool {
             Some(l) if l.token == token && l.is_live(now_ms) => Ok(l),
             Some(l) => Err(LeaseError::NotHolder {
                 worker_id: id,
+                token,
                 expired: l.token == token,
             }),
             None => Err(LeaseError::NotHolder {
                 worker_id: id,
+                token,
                 expired: false,
             }),
         }

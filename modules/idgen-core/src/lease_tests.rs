@@ -74,6 +74,7 @@ fn a_recycled_id_starts_above_every_earlier_holders_record() {
         err,
         LeaseError::NotHolder {
             worker_id: 0,
+            token: a.lease.token,
             expired: false
         }
     );
@@ -91,6 +92,7 @@ fn release_frees_at_once_and_expiry_is_told_apart() {
         pool.renew(0, b.lease.token, 1_600, 500, 0, &TERMS),
         Err(LeaseError::NotHolder {
             worker_id: 0,
+            token: b.lease.token,
             expired: true
         })
     );
@@ -178,7 +180,7 @@ fn a_recreated_namespace_never_repeats_a_token_and_voids_the_old_leases() {
     let old = pool.acquire(4, 1_000, 5_000, &TERMS).unwrap();
     pool.renew(0, old.lease.token, 2_000, 5_000, 7_000, &TERMS)
         .unwrap();
-    let seen = pool.token;
+    let seen = pool.seen();
 
     let mut recreated = Pool::default();
     assert!(recreated.reset_if_behind(seen, 3_000, &TERMS));
@@ -207,7 +209,7 @@ fn a_namespace_restored_from_an_older_copy_voids_leases_granted_before() {
     let b = pool.acquire(2, 1_100, 5_000, &TERMS).unwrap();
     // Restored: the copy shows `a` live under its own token; the coordinator saw `b`'s.
     let mut restored = copy;
-    assert!(restored.reset_if_behind(b.lease.token, 1_200, &TERMS));
+    assert!(restored.reset_if_behind(pool.seen(), 1_200, &TERMS));
     assert_eq!(
         restored.renew(0, a.lease.token, 1_300, 5_000, 6_300, &TERMS),
         Err(LeaseError::Void { worker_id: 0 })
@@ -215,6 +217,25 @@ fn a_namespace_restored_from_an_older_copy_voids_leases_granted_before() {
     let c = restored.acquire(2, 1_300, 5_000, &TERMS).unwrap();
     assert!(c.lease.token > b.lease.token);
     assert_eq!(c.start_above_ms, 1_200 + 60_000);
+}
+
+#[test]
+fn a_copy_taken_during_a_lease_and_restored_voids_it_too() {
+    // The copy shows the holder live under its own token, but older: its renewals are missing.
+    let mut pool = Pool::default();
+    let a = pool.acquire(1, 1_000, 5_000, &TERMS).unwrap();
+    let copy = pool.clone();
+    pool.renew(0, a.lease.token, 3_000, 5_000, 8_000, &TERMS)
+        .unwrap();
+    let mut restored = copy;
+    assert!(restored.reset_if_behind(pool.seen(), 3_500, &TERMS));
+    assert_eq!(
+        restored.renew(0, a.lease.token, 3_600, 5_000, 8_600, &TERMS),
+        Err(LeaseError::Void { worker_id: 0 })
+    );
+    // Its record expires at 6_000 in the copy; a grant then still starts above the horizon.
+    let b = restored.acquire(1, 6_100, 5_000, &TERMS).unwrap();
+    assert_eq!(b.start_above_ms, 3_500 + 60_000);
 }
 
 #[test]
@@ -250,7 +271,14 @@ fn the_hash_fields_read_back() {
     let mut pool = Pool::default();
     pool.acquire(8, 1_000, 500, &TERMS).unwrap();
     pool.acquire(8, 1_000, 500, &TERMS).unwrap();
-    pool.reset_if_behind(u64::MAX / 2, 1_000, &TERMS);
+    pool.reset_if_behind(
+        Seen {
+            version: 99,
+            token: u64::MAX / 2,
+        },
+        1_000,
+        &TERMS,
+    );
     let fields = pool.fields();
     let read = Pool::from_fields(fields.iter().map(|(f, v)| (f.as_str(), v.as_str()))).unwrap();
     assert_eq!(read, pool);

@@ -95,6 +95,14 @@ fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
             "{e} after the failover gap of {gap} this counter skips once after a promotion \
              (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
         )),
+        // Spent only when not one more value fits; else it is this COUNT that does not.
+        ValueError::SequenceOverflow { .. } if compose(day.date, req.digits, base + 1).is_ok() => {
+            let left = 10u64.pow(req.digits) - 1 - base;
+            CommandError::OutOfRange(format!(
+                "COUNT {n} does not fit: {left} values are left for {} in {} DIGITS",
+                day.date, req.digits
+            ))
+        }
         e => e.into(),
     })?;
     let first = last - (n as i64 - 1);

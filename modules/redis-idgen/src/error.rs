@@ -13,8 +13,8 @@ pub enum CommandError {
     WrongArity,
     /// An unknown option or a missing value.
     Syntax,
-    /// An argument that should be an integer is not one.
-    NotAnInteger,
+    /// An argument that should be an integer is not one: the argument, quoted for the message.
+    NotAnInteger(String),
     /// An argument outside its documented range.
     OutOfRange(String),
     /// The key holds something other than a string.
@@ -48,12 +48,19 @@ pub enum CommandError {
 }
 
 impl CommandError {
+    /// `arg` is not an integer.
+    pub fn not_an_integer(arg: &[u8]) -> Self {
+        CommandError::NotAnInteger(crate::config::shown(arg))
+    }
+
     /// The Redis error text, code first.
     pub fn text(&self) -> String {
         match self {
             CommandError::WrongArity => "ERR wrong number of arguments".into(),
             CommandError::Syntax => "ERR syntax error".into(),
-            CommandError::NotAnInteger => "ERR value is not an integer or out of range".into(),
+            CommandError::NotAnInteger(given) => {
+                format!("ERR value is not an integer or out of range: {given}")
+            }
             CommandError::OutOfRange(what) => format!("ERR {what}"),
             CommandError::WrongType => {
                 "WRONGTYPE Operation against a key holding the wrong kind of value".into()

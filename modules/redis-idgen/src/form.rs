@@ -65,7 +65,7 @@ impl Form {
     pub fn check_count(self, n: u64) -> Result<(), CommandError> {
         if self == Form::Sqid && n > MAX_SQIDS {
             return Err(CommandError::OutOfRange(format!(
-                "COUNT must be between 1 and {MAX_SQIDS} with SQIDS"
+                "COUNT {n} must be between 1 and {MAX_SQIDS} with SQIDS"
             )));
         }
         Ok(())
@@ -102,14 +102,18 @@ pub fn encode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     }
     if args.len() - 1 > MAX_NUMBERS {
         return Err(CommandError::OutOfRange(format!(
-            "IDGEN.ENCODE takes 1 to {MAX_NUMBERS} numbers"
+            "IDGEN.ENCODE takes 1 to {MAX_NUMBERS} numbers, not {}",
+            args.len() - 1
         )));
     }
     let mut numbers = Vec::with_capacity(args.len() - 1);
     while let Some(arg) = args.next_bytes() {
-        let n = parse_i64(arg).ok_or(CommandError::NotAnInteger)?;
+        let n = parse_i64(arg).ok_or_else(|| CommandError::not_an_integer(arg))?;
         let n = u64::try_from(n).map_err(|_| {
-            CommandError::OutOfRange("IDGEN.ENCODE takes non-negative integers".into())
+            CommandError::OutOfRange(format!(
+                "IDGEN.ENCODE takes integers from 0 to {}, not {n}",
+                i64::MAX
+            ))
         })?;
         numbers.push(n);
     }

@@ -49,20 +49,20 @@ use crate::ffi::module::{raw_handler, Command};
 /// The commands this module adds.
 #[rustfmt::skip]
 const COMMANDS: &[Command] = &[
-    Command { name: "SNOWFLAKE.NEXT", handler: raw_handler!(snowflake::next), flags: "", keys: (0, 0, 0) },
-    Command { name: "SNOWFLAKE.DECODE", handler: raw_handler!(snowflake::decode), flags: "fast", keys: (0, 0, 0) },
-    Command { name: "DATESEQ.NEXT", handler: raw_handler!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1) },
-    Command { name: "DATESEQ.CURRENT", handler: raw_handler!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1) },
-    Command { name: "UUID7.NEXT", handler: raw_handler!(time128::uuid7_next), flags: "", keys: (0, 0, 0) },
-    Command { name: "ULID.NEXT", handler: raw_handler!(time128::ulid_next), flags: "", keys: (0, 0, 0) },
-    Command { name: "UUID7.DECODE", handler: raw_handler!(time128::uuid7_decode), flags: "fast", keys: (0, 0, 0) },
-    Command { name: "ULID.DECODE", handler: raw_handler!(time128::ulid_decode), flags: "fast", keys: (0, 0, 0) },
-    Command { name: "IDGEN.ENCODE", handler: raw_handler!(form::encode), flags: "fast", keys: (0, 0, 0) },
-    Command { name: "IDGEN.DECODE", handler: raw_handler!(form::decode), flags: "fast", keys: (0, 0, 0) },
-    Command { name: "WORKERID.ACQUIRE", handler: raw_handler!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1) },
-    Command { name: "WORKERID.RENEW", handler: raw_handler!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1) },
-    Command { name: "WORKERID.RELEASE", handler: raw_handler!(workerid::release), flags: "write", keys: (1, 1, 1) },
-    Command { name: "WORKERID.LIST", handler: raw_handler!(workerid::list), flags: "readonly", keys: (1, 1, 1) },
+    Command { name: "SNOWFLAKE.NEXT", handler: raw_handler!(snowflake::next), flags: "", keys: (0, 0, 0), arity: -1 },
+    Command { name: "SNOWFLAKE.DECODE", handler: raw_handler!(snowflake::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "DATESEQ.NEXT", handler: raw_handler!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1), arity: -2 },
+    Command { name: "DATESEQ.CURRENT", handler: raw_handler!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1), arity: -2 },
+    Command { name: "UUID7.NEXT", handler: raw_handler!(time128::uuid7_next), flags: "", keys: (0, 0, 0), arity: -1 },
+    Command { name: "ULID.NEXT", handler: raw_handler!(time128::ulid_next), flags: "", keys: (0, 0, 0), arity: -1 },
+    Command { name: "UUID7.DECODE", handler: raw_handler!(time128::uuid7_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "ULID.DECODE", handler: raw_handler!(time128::ulid_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "IDGEN.ENCODE", handler: raw_handler!(form::encode), flags: "fast", keys: (0, 0, 0), arity: -2 },
+    Command { name: "IDGEN.DECODE", handler: raw_handler!(form::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "WORKERID.ACQUIRE", handler: raw_handler!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },
+    Command { name: "WORKERID.RENEW", handler: raw_handler!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
+    Command { name: "WORKERID.RELEASE", handler: raw_handler!(workerid::release), flags: "write", keys: (1, 1, 1), arity: -4 },
+    Command { name: "WORKERID.LIST", handler: raw_handler!(workerid::list), flags: "readonly", keys: (1, 1, 1), arity: 2 },
 ];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {

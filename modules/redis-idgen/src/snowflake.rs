@@ -56,7 +56,7 @@ pub fn parse_count(args: &mut Args, max: i64) -> Result<i64, CommandError> {
     let n = args.next_i64()?;
     if !(1..=max).contains(&n) {
         return Err(CommandError::OutOfRange(format!(
-            "COUNT must be between 1 and {max}"
+            "COUNT {n} must be between 1 and {max}"
         )));
     }
     Ok(n)
@@ -98,7 +98,10 @@ pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     }
     let id = args.next_i64()?;
     if id < 0 {
-        return Err(CommandError::OutOfRange("id must not be negative".into()));
+        return Err(CommandError::OutOfRange(format!(
+            "id {id} must be between 0 and {}",
+            i64::MAX
+        )));
     }
     let (d, epoch_ms) = state::with(|s| (s.ids.decode(id as u64), s.ids.settings().epoch_ms))?;
     let iso = Timestamp::from_millisecond(d.unix_ms)

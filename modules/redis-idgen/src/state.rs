@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use idgen_core::dateseq::{DayCache, Fence};
+use idgen_core::lease::Seen;
 use idgen_core::{Form128, Generator, Generator128, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
 
@@ -34,9 +35,9 @@ pub struct State {
     pub ulid: Generator128<SystemClock, StdRng>,
     /// Reused for UUID7.NEXT and ULID.NEXT COUNT.
     pub id128_buf: Vec<u128>,
-    /// The highest token this process granted or read in each lease namespace: one found below
-    /// it went back (`idgen_core::lease::Pool::reset_if_behind`).
-    pub lease_tokens: HashMap<Vec<u8>, u64>,
+    /// The highest version and token this process wrote or read in each lease namespace: one
+    /// found below it went back (`idgen_core::lease::Pool::reset_if_behind`).
+    pub lease_seen: HashMap<Vec<u8>, Seen>,
     /// Lease grants start above this: the load or latest promotion plus the horizon, as the
     /// namespaces this server holds may lack renewals an older copy never saw.
     pub lease_fence_ms: i64,
@@ -65,7 +66,7 @@ impl State {
             fence: Fence::new(),
             id_buf: Vec::new(),
             sqids,
-            lease_tokens: HashMap::new(),
+            lease_seen: HashMap::new(),
             lease_fence_ms,
         })
     }

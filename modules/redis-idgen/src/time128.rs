@@ -121,11 +121,26 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
         return Err(CommandError::WrongArity);
     }
     let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let bad = |why: String| CommandError::OutOfRange(why);
+    let shown = crate::config::shown(raw);
+    let bad = |why: String| CommandError::OutOfRange(format!("{shown} is {why}"));
     let value = match form {
+        // RFC 9562's text form only: 8-4-4-4-12 hex digits (any case), not the braced, URN or
+        // hyphen-less forms the parser also knows.
+        Form128::Uuid7 if raw.len() != 36 || raw[8] != b'-' => {
+            return Err(bad(
+                "not a UUID in RFC 9562's text form: 8-4-4-4-12 hex digits".into(),
+            ))
+        }
         Form128::Uuid7 => Uuid::try_parse_ascii(raw)
             .map_err(|e| bad(format!("not a UUID: {e}")))?
             .as_u128(),
+        // 26 characters of Crockford base32 hold 130 bits; the spec refuses a first character
+        // above 7, which would not fit in 128.
+        Form128::Ulid if raw.first().is_some_and(|c| *c > b'7' && raw.len() == 26) => {
+            return Err(bad(
+                "not a ULID: above 7ZZZZZZZZZZZZZZZZZZZZZZZZZ, the largest".into(),
+            ))
+        }
         Form128::Ulid => {
             let text = std::str::from_utf8(raw).map_err(|_| bad("not a ULID: not text".into()))?;
             Ulid::from_string(text)

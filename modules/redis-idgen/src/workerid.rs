@@ -171,9 +171,9 @@ fn open(ctx: &Context, ns: &[u8], writable: bool) -> Result<(Pool, Terms, i64), 
             horizon_ms: WORKERID_HORIZON_MS.load(Ordering::Relaxed),
             fence_ms: s.lease_fence_ms,
         };
-        let seen = s.lease_tokens.entry(ns.to_vec()).or_default();
+        let seen = s.lease_seen.entry(ns.to_vec()).or_default();
         let reset = writable && pool.reset_if_behind(*seen, now, &terms);
-        *seen = (*seen).max(pool.token);
+        *seen = seen.max(pool.seen());
         (terms, reset)
     })?;
     if reset {
@@ -245,7 +245,7 @@ fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), Co
     let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
     result.map_err(failed)?;
     state::with(|s| {
-        let seen = s.lease_tokens.entry(ns.to_vec()).or_default();
-        *seen = (*seen).max(pool.token);
+        let seen = s.lease_seen.entry(ns.to_vec()).or_default();
+        *seen = seen.max(pool.seen());
     })
 }

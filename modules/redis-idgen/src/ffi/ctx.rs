@@ -182,18 +182,33 @@ impl<'a> Args<'a> {
     /// The next argument as an integer, or the standard Redis error.
     pub fn next_i64(&mut self) -> Result<i64, CommandError> {
         let arg = self.next_bytes().ok_or(CommandError::Syntax)?;
-        parse_i64(arg).ok_or(CommandError::NotAnInteger)
+        parse_i64(arg).ok_or_else(|| CommandError::not_an_integer(arg))
     }
 
     /// Reads options until the end; `on` handles one (reading its value, if any) and says
-    /// whether it knew it.
+    /// whether it knew it. An unknown option, one given twice or one missing its value is a
+    /// syntax error that names it.
     pub fn options(
         &mut self,
         mut on: impl FnMut(&[u8], &mut Self) -> Result<bool, CommandError>,
     ) -> Result<(), CommandError> {
+        let mut seen: Vec<&[u8]> = Vec::new();
         while let Some(name) = self.next_bytes() {
-            if !on(name, self)? {
-                return Err(CommandError::Syntax);
+            let syntax = |why: &str| {
+                CommandError::OutOfRange(format!(
+                    "syntax error: {} {why}",
+                    crate::config::shown(name)
+                ))
+            };
+            if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+                return Err(syntax("is given more than once"));
+            }
+            seen.push(name);
+            match on(name, self) {
+                Ok(true) => {}
+                Ok(false) => return Err(syntax("is not an option of this command")),
+                Err(CommandError::Syntax) => return Err(syntax("needs a value")),
+                Err(e) => return Err(e),
             }
         }
         Ok(())

@@ -53,6 +53,9 @@ pub struct Command {
     pub flags: &'static str,
     /// First key, last key, step between keys (0, 0, 0 for none).
     pub keys: (c_int, c_int, c_int),
+    /// Redis's arity: `n` exactly `n` arguments with the name, `-n` at least `n`. Redis checks it
+    /// before the call, so a wrong count inside MULTI aborts the transaction, as for its own.
+    pub arity: c_int,
 }
 
 /// Registers `commands` (from the module's OnLoad).
@@ -84,6 +87,49 @@ pub fn register_commands(
         if status != raw::REDISMODULE_OK as c_int {
             return Err(format!("could not register {}", command.name));
         }
+        set_arity(ctx, &name, command.arity)
+            .map_err(|why| format!("could not declare the arity of {}: {why}", command.name))?;
+    }
+    Ok(())
+}
+
+/// Declares a registered command's arity (RM_SetCommandInfo, Redis 7.0 on); its keys stay those
+/// given to RM_CreateCommand.
+fn set_arity(
+    ctx: *mut raw::RedisModuleCtx,
+    name: &std::ffi::CStr,
+    arity: c_int,
+) -> Result<(), &'static str> {
+    let get = api!(RedisModule_GetCommand).ok_or("no RedisModule_GetCommand")?;
+    let set = api!(RedisModule_SetCommandInfo).ok_or("no RedisModule_SetCommandInfo")?;
+    // SAFETY: the OnLoad context; `name` is NUL-terminated and names a command just created.
+    let command = unsafe { get(ctx, name.as_ptr()) };
+    if command.is_null() {
+        return Err("not found");
+    }
+    // What the C header's REDISMODULE_COMMAND_INFO_VERSION holds: the sizes of the structures
+    // this module was compiled against, so Redis reads no further than they reach.
+    let version = raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+    let info = raw::RedisModuleCommandInfo {
+        version: &version,
+        summary: std::ptr::null(),
+        complexity: std::ptr::null(),
+        since: std::ptr::null(),
+        history: std::ptr::null_mut(),
+        tips: std::ptr::null(),
+        arity,
+        key_specs: std::ptr::null_mut(),
+        args: std::ptr::null_mut(),
+    };
+    // SAFETY: `command` is a live command of this module; `info` and `version` outlive the call
+    // and Redis copies what it keeps; null fields are "not given".
+    if unsafe { set(command, &info) } != raw::REDISMODULE_OK as c_int {
+        return Err("refused");
     }
     Ok(())
 }

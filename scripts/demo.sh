@@ -15,7 +15,7 @@ cleanup() {
   rm -rf "$DIR"
 }
 trap cleanup EXIT
-start_redis "$DIR" "$PORT" worker-id 3 datacenter-id 1
+start_redis "$DIR" "$PORT" worker-id 3 datacenter-id 1 workerid-horizon-ms 2000
 
 run() {
   printf '\n$ redis-cli %s\n' "$*"
@@ -23,7 +23,7 @@ run() {
 }
 
 echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on 127.0.0.1:$PORT with $MODULE"
-echo "  loaded as: --loadmodule libredis_idgen.so worker-id 3 datacenter-id 1"
+echo "  loaded as: --loadmodule libredis_idgen.so worker-id 3 datacenter-id 1 workerid-horizon-ms 2000"
 run SNOWFLAKE.NEXT
 id=$(redis-cli -p "$PORT" SNOWFLAKE.NEXT)
 run SNOWFLAKE.DECODE "$id"
@@ -45,6 +45,10 @@ run DATESEQ.NEXT order DIGITS 11
 
 echo
 echo "== Worker-ID leases: three processes make IDs in process, each under its own leased worker ID"
+echo "(a coordinator grants leases above its start plus idgen.workerid-horizon-ms, 2 s here: the"
+echo " namespaces it loaded may lack renewals; see README, Worker-ID leases)"
+fence=$(redis-cli -p "$PORT" INFO idgen | sed -n 's/^idgen_workerid_fence_ms:\([0-9]*\).*/\1/p')
+while [ "$(date +%s%3N)" -lt "$fence" ]; do sleep 0.1; done
 WORKER="$ROOT/target/release/idgen-lease-worker"
 for k in 1 2 3; do
   "$WORKER" --url "redis://127.0.0.1:$PORT/" --namespace demo --ttl-ms 2000 --run-ms 600 >"$DIR/worker-$k.out" &

@@ -50,7 +50,9 @@ struct Setup {
 
 impl Setup {
     fn start(runtime: &tokio::runtime::Runtime) -> Result<Setup> {
-        let module = Server::start(&["worker-id", "1"]);
+        // The leased row's coordinator: a horizon of its 2 s TTL, so grants made right after its
+        // start wait at most that long.
+        let module = Server::start(&["worker-id", "1", "workerid-horizon-ms", "2000"]);
         let plain = Server::start_with(Options {
             no_module: true,
             ..Options::default()

@@ -213,6 +213,26 @@ impl Drop for TicketServer {
     }
 }
 
+/// `ticket-server serve` as server `offset` of `increment` on `dir` with `extra` flags, run to its
+/// end (a start that is refused): (success, stderr).
+pub fn serve_once(offset: &str, increment: &str, dir: &Path, extra: &[&str]) -> (bool, String) {
+    let dir = dir.display().to_string();
+    let mut args = vec![
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        offset,
+        "--increment",
+        increment,
+        "--data-dir",
+        &dir,
+    ];
+    args.extend(extra);
+    let (ok, _, err) = run_cli(&args);
+    (ok, err)
+}
+
 /// Runs `ticket-server` with `args` to completion: (success, stdout, stderr).
 pub fn run_cli(args: &[&str]) -> (bool, String, String) {
     run_cli_env(args, &[])

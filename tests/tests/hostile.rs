@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use idgen_tests::ticket::run_cli;
+use idgen_tests::ticket::{run_cli, serve_once};
 use idgen_tests::{cmd, data_dir, error_text, now_ms, Options, Server};
 
 /// Numbers and not-quite-numbers, for every numeric argument. "3" is valid nearly everywhere,
@@ -557,20 +557,11 @@ fn state_files_idgen_never_wrote_are_refused_naming_the_file_and_field() {
 
 /// `ticket-server highest` or `serve` on `dir`: (success, stderr).
 fn ticket_on(command: &str, dir: &Path) -> (bool, String) {
-    let d = dir.display().to_string();
-    let (ok, _, err) = match command {
-        "highest" => run_cli(&["highest", "--data-dir", &d]),
-        _ => run_cli(&[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--offset",
-            "1",
-            "--increment",
-            "2",
-            "--data-dir",
-            &d,
-        ]),
-    };
-    (ok, err)
+    match command {
+        "highest" => {
+            let (ok, _, err) = run_cli(&["highest", "--data-dir", &dir.display().to_string()]);
+            (ok, err)
+        }
+        _ => serve_once("1", "2", dir, &[]),
+    }
 }

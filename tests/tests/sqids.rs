@@ -227,7 +227,10 @@ fn bad_sqids_and_numbers_get_errors_and_the_server_carries_on() {
         (&["IDGEN.DECODE"], "wrong number"),
         (&["IDGEN.DECODE", "a", "b"], "wrong number"),
         (&["IDGEN.ENCODE"], "wrong number"),
-        (&["IDGEN.ENCODE", "-1"], "non-negative"),
+        (
+            &["IDGEN.ENCODE", "-1"],
+            "from 0 to 9223372036854775807, not -1",
+        ),
         (&["IDGEN.ENCODE", "x"], "not an integer"),
         (&["IDGEN.ENCODE", "99999999999999999999"], "not an integer"),
         (&["SNOWFLAKE.NEXT", "STRING", "SQIDS"], "cannot be combined"),

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use idgen_tests::redis::{self, Value};
-use idgen_tests::ticket::{run_cli, TicketServer};
+use idgen_tests::ticket::{run_cli, serve_once, TicketServer};
 use idgen_tests::{cmd, data_dir, error_of};
 use ticket_server::client::{RoundRobin, RETRY_AFTER};
 
@@ -332,32 +332,15 @@ fn requirepass_is_enforced() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `ticket-server serve` as server `offset` of `increment` on `dir`, run to its end.
-fn serve_once(offset: &str, increment: &str, dir: &str) -> (bool, String) {
-    let (ok, _, err) = run_cli(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--offset",
-        offset,
-        "--increment",
-        increment,
-        "--data-dir",
-        dir,
-    ]);
-    (ok, err)
-}
-
 #[test]
 fn bad_start_up_settings_are_refused_with_a_message() {
     let dir = data_dir("ticket-flags");
-    let d = dir.display().to_string();
-    let (ok, err) = serve_once("3", "2", &d);
+    let (ok, err) = serve_once("3", "2", &dir, &[]);
     assert!(
         !ok && err.contains("--offset must be between 1 and --increment (2), got 3"),
         "{err}"
     );
-    let (ok, err) = serve_once("1", "0", &d);
+    let (ok, err) = serve_once("1", "0", &dir, &[]);
     assert!(
         !ok && err.contains("--increment 0 must be at least 1"),
         "{err}"
@@ -367,13 +350,13 @@ fn bad_start_up_settings_are_refused_with_a_message() {
     let _: u64 = cmd(&["TICKET.NEXT"])
         .query(&mut running.connection())
         .unwrap();
-    let (ok, err) = serve_once("1", "2", &d);
+    let (ok, err) = serve_once("1", "2", &dir, &[]);
     assert!(
         !ok && err.contains("in use by another ticket server"),
         "two servers on one directory: {err}"
     );
     drop(running);
-    let (ok, err) = serve_once("1", "3", &d);
+    let (ok, err) = serve_once("1", "3", &dir, &[]);
     assert!(!ok && err.contains("renumbering"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,28 +4,14 @@
 
 use std::path::Path;
 
-use idgen_tests::ticket::{run_cli, run_cli_env, TicketServer};
+use idgen_tests::ticket::{run_cli, run_cli_env, serve_once, TicketServer};
 use idgen_tests::{cmd, data_dir, error_of};
 
 /// The last ticket: tickets are signed 64-bit integers.
 const LAST: u64 = i64::MAX as u64;
 
 fn serve(dir: &Path, extra: &[&str]) -> (bool, String) {
-    let d = dir.display().to_string();
-    let mut args = vec![
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--offset",
-        "1",
-        "--increment",
-        "2",
-        "--data-dir",
-        &d,
-    ];
-    args.extend(extra);
-    let (ok, _, err) = run_cli(&args);
-    (ok, err)
+    serve_once("1", "2", dir, extra)
 }
 
 fn init(dir: &Path, extra: &[&str]) -> (bool, String, String) {

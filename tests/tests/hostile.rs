@@ -434,7 +434,9 @@ fn ticket_server_options_are_refused_with_what_was_given() {
                 "--init",
             ];
             // --start-above replaces --init (clap refuses both).
-            args.retain(|a| !a.starts_with(flag) && !(flag == "--start-above" && *a == "--init"));
+            let replaced =
+                |a: &&str| a.starts_with(flag) || (flag == "--start-above" && *a == "--init");
+            args.retain(|a| !replaced(a));
             args.push(&arg);
             let (ok, _, err) = run_cli_with_deadline(&args);
             cases += 1;

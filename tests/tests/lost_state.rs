@@ -61,11 +61,14 @@ fn evict_everything(con: &mut redis::Connection) {
     }
 }
 
+/// A way to lose the namespace `fleet`, given an older copy of it (a `DUMP`).
+type Lose = fn(&mut redis::Connection, &[u8]);
+
 #[test]
 fn every_loss_of_a_namespace_voids_its_leases_and_grants_above_the_horizon() {
     let server = coordinator(Options::default());
     let mut con = server.connection();
-    let losses: &[(&str, fn(&mut redis::Connection, &[u8]))] = &[
+    let losses: &[(&str, Lose)] = &[
         ("DEL", |con, _| {
             let _: () = cmd(&["DEL", "fleet"]).query(con).unwrap();
         }),

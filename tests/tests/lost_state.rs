@@ -245,3 +245,17 @@ fn an_evicted_counter_restarts_its_day_which_is_why_eviction_is_refused() {
     let again: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
     assert_eq!(again, first[0], "an evicted counter starts its day again");
 }
+
+#[test]
+fn reads_of_made_up_namespaces_remember_nothing() {
+    let server = coordinator(Options::default());
+    let mut con = server.connection();
+    acquire(&mut con, "real");
+    assert_eq!(server.info_field("workerid_namespaces_known"), "1");
+    for n in 0..2_000 {
+        let ns = format!("made-up-{n}");
+        let _: Vec<redis::Value> = cmd(&["WORKERID.LIST", &ns]).query(&mut con).unwrap();
+        let _: redis::RedisResult<()> = cmd(&["WORKERID.RELEASE", &ns, "0", "1"]).query(&mut con);
+    }
+    assert_eq!(server.info_field("workerid_namespaces_known"), "1");
+}

@@ -54,6 +54,7 @@ pub fn write(info: &Info) {
     );
     if let Some(s) = state::try_lock() {
         info.int("workerid_fence_ms", s.lease_fence_ms);
+        info.int("workerid_namespaces_known", s.lease_seen.len() as i64);
     }
     if let Some((conflict, heard)) = cluster::status() {
         info.text("worker_id_conflict", &conflict);

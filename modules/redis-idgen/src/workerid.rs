@@ -9,9 +9,10 @@
 //! (`idgen_core::lease::Pool::reset_if_behind`): its old leases are void, grants start above
 //! the horizon.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-use idgen_core::lease::{LeaseError, Pool, Terms};
+use idgen_core::lease::{LeaseError, Pool, Seen, Terms};
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
@@ -171,9 +172,9 @@ fn open(ctx: &Context, ns: &[u8], writable: bool) -> Result<(Pool, Terms, i64), 
             horizon_ms: WORKERID_HORIZON_MS.load(Ordering::Relaxed),
             fence_ms: s.lease_fence_ms,
         };
-        let seen = s.lease_seen.entry(ns.to_vec()).or_default();
-        let reset = writable && pool.reset_if_behind(*seen, now, &terms);
-        *seen = seen.max(pool.seen());
+        let seen = s.lease_seen.get(ns).copied().unwrap_or_default();
+        let reset = writable && pool.reset_if_behind(seen, now, &terms);
+        remember(&mut s.lease_seen, ns, pool.seen());
         (terms, reset)
     })?;
     if reset {
@@ -244,8 +245,17 @@ fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), Co
     // an expiry changes nothing and is not propagated).
     let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
     result.map_err(failed)?;
-    state::with(|s| {
-        let seen = s.lease_seen.entry(ns.to_vec()).or_default();
-        *seen = seen.max(pool.seen());
-    })
+    state::with(|s| remember(&mut s.lease_seen, ns, pool.seen()))
+}
+
+/// Keeps the highest `seen` of namespace `ns`. Only namespaces that exist are remembered: reads
+/// of made-up names must not grow the module's memory.
+fn remember(all: &mut HashMap<Vec<u8>, Seen>, ns: &[u8], seen: Seen) {
+    match all.get_mut(ns) {
+        Some(known) => *known = known.max(seen),
+        None if seen != Seen::default() => {
+            all.insert(ns.to_vec(), seen);
+        }
+        None => {}
+    }
 }

@@ -132,3 +132,83 @@ impl From<SqidError> for CommandError {
         CommandError::Sqid(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_has_a_stable_code_first() {
+        let cases = [
+            (CommandError::WrongArity, "ERR wrong number of arguments"),
+            (CommandError::Syntax, "ERR syntax error"),
+            (
+                CommandError::not_an_integer(b"x1"),
+                "ERR value is not an integer or out of range: 'x1'",
+            ),
+            (
+                CommandError::OutOfRange("COUNT 0 ...".into()),
+                "ERR COUNT 0 ...",
+            ),
+            (CommandError::WrongType, "WRONGTYPE "),
+            (CommandError::NoPermission, "NOPERM "),
+            (
+                CommandError::StateFile("disk full".into()),
+                "ERR disk full: ",
+            ),
+            (CommandError::BadCounter, "ERR counter key holds"),
+            (
+                CommandError::Replica,
+                "ERR SNOWFLAKE.NEXT is refused on a replica",
+            ),
+            (
+                CommandError::ReplicaRandom("UUID7.NEXT"),
+                "ERR UUID7.NEXT is refused on a replica",
+            ),
+            (
+                CommandError::NotReady,
+                "ERR idgen module is not initialised",
+            ),
+            (
+                CommandError::MissingApi("RedisModule_X"),
+                "ERR this Redis lacks RedisModule_X",
+            ),
+            (
+                CommandError::Lease(LeaseError::BadMax(-7)),
+                "ERR MAX -7 must be between 1 and 65536",
+            ),
+            (
+                CommandError::Value(ValueError::DigitsOutOfRange(11)),
+                "ERR DIGITS must be between 1 and 10, got 11",
+            ),
+        ];
+        for (error, start) in cases {
+            let text = error.text();
+            assert!(text.starts_with(start), "{error:?}: {text}");
+            assert!(!text.contains('\n') && !text.contains('\r'), "{text}");
+        }
+    }
+
+    #[test]
+    fn core_errors_convert_without_losing_their_text() {
+        let lease = LeaseError::Exhausted(4);
+        assert_eq!(
+            CommandError::from(lease.clone()).text(),
+            format!("ERR {lease}")
+        );
+        let value = ValueError::DigitsOutOfRange(0);
+        assert_eq!(
+            CommandError::from(value.clone()).text(),
+            format!("ERR {value}")
+        );
+    }
+
+    #[test]
+    fn an_argument_that_is_not_text_is_shown_escaped() {
+        let text = CommandError::not_an_integer("\u{ff11}".as_bytes()).text();
+        assert_eq!(
+            text,
+            "ERR value is not an integer or out of range: '\\xef\\xbc\\x91'"
+        );
+    }
+}

@@ -119,7 +119,34 @@ pub fn check(keys: Keys) -> Result<(), CommandError> {
 
 #[cfg(test)]
 mod tests {
-    use super::reach;
+    use super::*;
+
+    /// The only test that sets the policy's statics.
+    #[test]
+    fn each_command_is_refused_exactly_where_its_keys_can_go_unless_accepted() {
+        let set = |policy: &str| {
+            let (expiring, all) = reach(policy);
+            EVICTS_EXPIRING.store(expiring, Ordering::Relaxed);
+            EVICTS_ALL.store(all, Ordering::Relaxed);
+            *POLICY.lock().unwrap() = policy.to_string();
+        };
+        set("noeviction");
+        assert_eq!(at_risk(), "none");
+        assert!(check(Keys::Counters).is_ok() && check(Keys::Namespaces).is_ok());
+        set("volatile-lru");
+        assert_eq!(at_risk(), "dateseq");
+        let err = check(Keys::Counters).unwrap_err().text();
+        assert!(err.starts_with("ERR maxmemory-policy is volatile-lru, which can evict DATESEQ"));
+        assert!(check(Keys::Namespaces).is_ok());
+        set("allkeys-lfu");
+        assert_eq!(at_risk(), "dateseq,workerid");
+        let err = check(Keys::Namespaces).unwrap_err().text();
+        assert!(err.contains("idgen.accept-eviction yes"), "{err}");
+        ACCEPT_EVICTION.store(true, Ordering::Relaxed);
+        assert!(check(Keys::Counters).is_ok() && check(Keys::Namespaces).is_ok());
+        ACCEPT_EVICTION.store(false, Ordering::Relaxed);
+        set("noeviction");
+    }
 
     #[test]
     fn each_policy_reaches_what_redis_evicts() {

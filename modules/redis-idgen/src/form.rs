@@ -135,3 +135,41 @@ pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     }
     ctx.reply_ids(&numbers, false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_and_sqids_are_taken_alone_and_other_words_left() {
+        let mut form = Form::default();
+        assert!(form.take(b"string").unwrap());
+        assert_eq!(form, Form::Decimal);
+        assert!(
+            form.take(b"STRING").unwrap(),
+            "the same form again is no conflict here"
+        );
+        assert!(form.take(b"SQIDS").is_err());
+        let mut form = Form::default();
+        assert!(form.take(b"Sqids").unwrap());
+        assert_eq!(form, Form::Sqid);
+        assert!(!form.take(b"COUNT").unwrap());
+    }
+
+    #[test]
+    fn integers_become_decimal_only_where_they_would_round() {
+        assert_eq!(Form::Integer.exact_or_decimal(true), Form::Integer);
+        assert_eq!(Form::Integer.exact_or_decimal(false), Form::Decimal);
+        assert_eq!(Form::Sqid.exact_or_decimal(false), Form::Sqid);
+        assert_eq!(Form::Decimal.exact_or_decimal(true), Form::Decimal);
+    }
+
+    #[test]
+    fn sqids_cap_the_count_and_quote_it() {
+        assert!(Form::Sqid.check_count(MAX_SQIDS).is_ok());
+        let err = Form::Sqid.check_count(MAX_SQIDS + 1).unwrap_err().text();
+        assert_eq!(err, "ERR COUNT 1001 must be between 1 and 1000 with SQIDS");
+        assert!(Form::Integer.check_count(MAX_SQIDS + 1).is_ok());
+        assert!(Form::Decimal.check_count(u64::MAX).is_ok());
+    }
+}

@@ -243,3 +243,80 @@ pub fn stop() {
     }
     LOCK.lock().unwrap_or_else(|p| p.into_inner()).take();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("idgen-reservation-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_missing_file_is_a_first_start() {
+        let path = std::env::temp_dir().join("idgen-reservation-none/absent.state");
+        assert_eq!(read(&path), Ok(None));
+    }
+
+    #[test]
+    fn a_written_reservation_reads_back_with_its_lineage() {
+        let path = file("round-trip.state", "");
+        write(
+            &path,
+            1_795_000_000_500,
+            "layout=twitter epoch=1288834974657",
+        )
+        .unwrap();
+        assert_eq!(
+            read(&path),
+            Ok(Some((
+                1_795_000_000_500,
+                Some("layout=twitter epoch=1288834974657".into())
+            )))
+        );
+        assert!(
+            !sibling(&path, ".tmp").exists(),
+            "the temporary file was renamed"
+        );
+    }
+
+    #[test]
+    fn a_bare_number_is_a_file_from_before_lineages() {
+        let path = file("bare.state", "1795000000500\n");
+        assert_eq!(read(&path), Ok(Some((1_795_000_000_500, None))));
+    }
+
+    #[test]
+    fn a_time_idgen_never_writes_is_refused_naming_the_file() {
+        for text in [
+            "-5 layout=twitter",
+            "yesterday",
+            "",
+            "253402300800000",
+            "1.5",
+        ] {
+            let path = file("bad.state", text);
+            let err = read(&path).unwrap_err();
+            assert!(
+                err.starts_with(&path.display().to_string()) && err.contains("reservation time"),
+                "{text:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn siblings_append_to_the_whole_name() {
+        assert_eq!(
+            sibling(Path::new("/d/a.state"), ".lock"),
+            Path::new("/d/a.state.lock")
+        );
+        assert_eq!(
+            sibling(Path::new("/d/..state"), ".tmp"),
+            Path::new("/d/..state.tmp")
+        );
+    }
+}

@@ -121,9 +121,28 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
         return Err(CommandError::WrongArity);
     }
     let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let value = parse(raw, form)?;
+    let (unix_ms, random) = form
+        .decompose(value)
+        .map_err(|e| CommandError::OutOfRange(format!("{} is {e}", crate::config::shown(raw))))?;
+    let iso = Timestamp::from_millisecond(unix_ms as i64)
+        .map(|t| format!("{t:.3}"))
+        .unwrap_or_default();
+    let hex_digits = form.random_bits().div_ceil(4) as usize;
+    ctx.reply_map(3)?;
+    ctx.reply_bytes(b"time_ms")?;
+    ctx.reply_i64(unix_ms as i64)?;
+    ctx.reply_bytes(b"time")?;
+    ctx.reply_bytes(iso.as_bytes())?;
+    ctx.reply_bytes(b"random")?;
+    ctx.reply_bytes(format!("{random:0hex_digits$x}").as_bytes())
+}
+
+/// The 128 bits of a UUID or ULID in text, refusing what its specification calls invalid.
+fn parse(raw: &[u8], form: Form128) -> Result<u128, CommandError> {
     let shown = crate::config::shown(raw);
     let bad = |why: String| CommandError::OutOfRange(format!("{shown} is {why}"));
-    let value = match form {
+    Ok(match form {
         // RFC 9562's text form only: 8-4-4-4-12 hex digits (any case), not the braced, URN or
         // hyphen-less forms the parser also knows.
         Form128::Uuid7 if raw.len() != 36 || raw[8] != b'-' => {
@@ -147,17 +166,58 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
                 .map_err(|e| bad(format!("not a ULID: {e}")))?
                 .0
         }
-    };
-    let (unix_ms, random) = form.decompose(value).map_err(|e| bad(e.to_string()))?;
-    let iso = Timestamp::from_millisecond(unix_ms as i64)
-        .map(|t| format!("{t:.3}"))
-        .unwrap_or_default();
-    let hex_digits = form.random_bits().div_ceil(4) as usize;
-    ctx.reply_map(3)?;
-    ctx.reply_bytes(b"time_ms")?;
-    ctx.reply_i64(unix_ms as i64)?;
-    ctx.reply_bytes(b"time")?;
-    ctx.reply_bytes(iso.as_bytes())?;
-    ctx.reply_bytes(b"random")?;
-    ctx.reply_bytes(format!("{random:0hex_digits$x}").as_bytes())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uuid_is_read_only_in_its_text_form() {
+        let canonical = "01a209df-4889-71b1-a99e-19803b3ccc77";
+        let value = parse(canonical.as_bytes(), Form128::Uuid7).unwrap();
+        assert_eq!(
+            parse(canonical.to_uppercase().as_bytes(), Form128::Uuid7).unwrap(),
+            value
+        );
+        for other in [
+            "01a209df488971b1a99e19803b3ccc77",
+            "{01a209df-4889-71b1-a99e-19803b3ccc77}",
+            "urn:uuid:01a209df-4889-71b1-a99e-19803b3ccc77",
+            "01a209df-4889-71b1-a99e-19803b3ccc7g",
+            "",
+        ] {
+            let err = parse(other.as_bytes(), Form128::Uuid7).unwrap_err().text();
+            assert!(
+                err.starts_with(&format!("ERR '{other}' is not a UUID")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_ulid_above_128_bits_is_refused() {
+        assert!(parse(b"7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Form128::Ulid).is_ok());
+        let err = parse(b"8ZZZZZZZZZZZZZZZZZZZZZZZZZ", Form128::Ulid)
+            .unwrap_err()
+            .text();
+        assert!(err.contains("above 7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), "{err}");
+    }
+
+    #[test]
+    fn a_ulid_is_crockford_base32_of_26_characters() {
+        assert_eq!(
+            parse(b"01m84xyj4k2rfpq8agh8th5exx", Form128::Ulid).unwrap(),
+            parse(b"01M84XYJ4K2RFPQ8AGH8TH5EXX", Form128::Ulid).unwrap(),
+        );
+        for other in [
+            &b"01M84XYJ4K2RFPQ8AGH8TH5EXU"[..],
+            b"01M84XYJ4K2RFPQ8AGH8TH5EX",
+            b"\xe9",
+        ] {
+            let err = parse(other, Form128::Ulid).unwrap_err().text();
+            assert!(err.contains("is not a ULID"), "{err}");
+        }
+    }
 }

@@ -259,3 +259,42 @@ fn remember(all: &mut HashMap<Vec<u8>, Seen>, ns: &[u8], seen: Seen) {
         None => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_namespaces_that_exist_are_remembered() {
+        let mut all = HashMap::new();
+        remember(&mut all, b"made-up", Seen::default());
+        assert!(all.is_empty());
+        let seen = Seen {
+            version: 3,
+            token: 7_000,
+        };
+        remember(&mut all, b"fleet", seen);
+        assert_eq!(all.get(&b"fleet"[..]), Some(&seen));
+    }
+
+    #[test]
+    fn what_is_remembered_never_goes_down() {
+        let mut all = HashMap::new();
+        let high = Seen {
+            version: 9,
+            token: 9_000,
+        };
+        remember(&mut all, b"fleet", high);
+        // A restored copy read later: lower, so it is still found older next time.
+        remember(
+            &mut all,
+            b"fleet",
+            Seen {
+                version: 2,
+                token: 2_000,
+            },
+        );
+        remember(&mut all, b"fleet", Seen::default());
+        assert_eq!(all.get(&b"fleet"[..]), Some(&high));
+    }
+}

@@ -222,3 +222,43 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
         .filter(|t| !t.starts_with('+'))
         .and_then(|t| t.parse().ok())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_parse_as_redis_parses_them() {
+        let cases: &[(&[u8], Option<i64>)] = &[
+            (b"0", Some(0)),
+            (b"-7", Some(-7)),
+            (b"9223372036854775807", Some(i64::MAX)),
+            (b"-9223372036854775808", Some(i64::MIN)),
+            (b"9223372036854775808", None),
+            (b"+5", None),
+            (b" 5", None),
+            (b"5 ", None),
+            (b"", None),
+            (b"1e3", None),
+            (b"0x10", None),
+            (b"1.5", None),
+            (b"\xff", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_i64(text),
+                *want,
+                "{:?}",
+                text.escape_ascii().to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn decimals_are_written_at_the_end_of_the_buffer() {
+        for n in [0, 7, 10, 1_795_349_173_409, u64::MAX] {
+            let mut buf = [0u8; 20];
+            assert_eq!(decimal(n, &mut buf), n.to_string().as_bytes());
+        }
+    }
+}

@@ -262,3 +262,31 @@ fn parse_counter(text: &[u8]) -> Option<u64> {
         b.is_ascii_digit().then(|| n * 10 + (b - b'0') as u64)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_counter;
+
+    #[test]
+    fn counters_are_the_digits_incrby_writes() {
+        let cases: &[(&[u8], Option<u64>)] = &[
+            (b"0", Some(0)),
+            (b"42", Some(42)),
+            (b"999999999999999999", Some(999_999_999_999_999_999)),
+            (b"1000000000000000000", None),
+            (b"-1", None),
+            (b"+1", None),
+            (b"", None),
+            (b"1 ", None),
+            (b"abc", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_counter(text),
+                *want,
+                "{:?}",
+                text.escape_ascii().to_string()
+            );
+        }
+    }
+}

@@ -45,7 +45,7 @@ struct Setup {
     /// Each peer of `IDGEN_PEERS` with its server and command, or why it did not start; or why
     /// no peers were run.
     peers: Result<peers::Listed, String>,
-    dir: std::path::PathBuf,
+    dir: idgen_tests::TempDir,
 }
 
 impl Setup {
@@ -447,10 +447,8 @@ fn main() -> Result<()> {
     write_report(&out, &rows, &props, &[&clock, &counts], quick, budget)?;
     println!("{}", report::summary(&rows));
     println!("report: {}", out.join("report.md").display());
-    let dir = setup.dir.clone();
     drop(approaches);
     drop(setup);
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 

@@ -147,13 +147,53 @@ pub fn now_ms() -> i64 {
     since.map_or(0, |d| d.as_millis() as i64)
 }
 
-/// A fresh, empty directory named after `name`, for data that must outlive one server (the
-/// caller removes it).
-pub fn data_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("idgen-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create data dir");
-    dir
+/// A fresh, empty directory named after `name`, for data that must outlive one server; removed
+/// when the guard drops, so also when the test fails.
+pub fn data_dir(name: &str) -> TempDir {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("idgen-{name}-{}-{n}", std::process::id()));
+    TempDir::make(dir)
+}
+
+/// A directory removed, with everything in it, when the guard drops: at the end of the test
+/// that made it, whether it passed or panicked.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Makes `path` an empty directory, removing what was there.
+    fn make(path: PathBuf) -> TempDir {
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir(path)
+    }
+
+    /// Removes the directory and everything in it now, as a lost disk would (tests of what a
+    /// server does when its data vanishes); the guard stays and removes whatever is there later.
+    pub fn lose(&self, sub: &str) {
+        let _ = std::fs::remove_dir_all(self.0.join(sub));
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A fresh, empty directory under the system temp dir, removed by [`Server`]'s drop.
@@ -388,6 +428,51 @@ impl Drop for Server {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// What `SNOWFLAKE.DECODE` says of an ID, field by field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub time_ms: i64,
+    /// ISO-8601, ms precision.
+    pub time: String,
+    pub datacenter: i64,
+    pub worker: i64,
+    pub sequence: i64,
+    pub epoch_ms: i64,
+}
+
+/// `SNOWFLAKE.DECODE id` on `con`, read by field name (RESP2's flat array or RESP3's map); panics
+/// on an error or a field missing.
+pub fn decode(con: &mut redis::Connection, id: i64) -> Decoded {
+    let reply: redis::Value = cmd(&["SNOWFLAKE.DECODE", &id.to_string()])
+        .query(con)
+        .unwrap_or_else(|e| panic!("SNOWFLAKE.DECODE {id}: {e}"));
+    let pairs: Vec<(redis::Value, redis::Value)> = match reply {
+        redis::Value::Map(pairs) => pairs,
+        redis::Value::Array(flat) => flat
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect(),
+        other => panic!("SNOWFLAKE.DECODE {id} replied {other:?}"),
+    };
+    let mut d = Decoded::default();
+    for (name, value) in pairs {
+        let name: String = redis::from_redis_value(name).expect("a field name");
+        match (name.as_str(), value) {
+            ("time", v) => d.time = redis::from_redis_value(v).expect("time as text"),
+            (field, redis::Value::Int(n)) => match field {
+                "time_ms" => d.time_ms = n,
+                "datacenter" => d.datacenter = n,
+                "worker" => d.worker = n,
+                "sequence" => d.sequence = n,
+                "epoch_ms" => d.epoch_ms = n,
+                other => panic!("SNOWFLAKE.DECODE: unknown field {other}"),
+            },
+            (field, v) => panic!("SNOWFLAKE.DECODE: {field} is {v:?}"),
+        }
+    }
+    d
 }
 
 /// Runs `cmd` and returns its error text; panics if it succeeded.

@@ -184,7 +184,7 @@ fn counter_keys_share_their_prefix_cluster_slot() {
 fn the_aof_holds_explicit_writes_and_a_restart_carries_on() {
     let dir = data_dir("aof");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
     };
     let mut issued = Vec::new();
@@ -218,14 +218,13 @@ fn the_aof_holds_explicit_writes_and_a_restart_carries_on() {
         let next: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
         assert_eq!(next, issued[4] + 1);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn kill_9_under_load_never_reissues_an_acknowledged_value() {
     let dir = data_dir("kill");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
     };
     let mut acknowledged = HashSet::new();
@@ -259,7 +258,6 @@ fn kill_9_under_load_never_reissues_an_acknowledged_value() {
         "only {} values issued",
         acknowledged.len()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -290,7 +288,7 @@ fn bad_counters_and_prefixes_get_clear_errors() {
 fn count_takes_a_range_written_as_one_incrby_and_never_wraps() {
     let dir = data_dir("count");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
     };
     let date = today("UTC");
@@ -351,7 +349,6 @@ fn count_takes_a_range_written_as_one_incrby_and_never_wraps() {
         .query(&mut server.connection())
         .unwrap();
     assert_eq!(next, range[1] + 1, "the AOF replayed the batch");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -13,7 +13,7 @@ fn a_source_newer_than_the_binary_is_found() {
     std::fs::write(dir.join("Cargo.toml"), "[package]\nrust-version = \"1.89\"").unwrap();
     std::fs::write(dir.join("src/inner/lib.rs"), "fn main() {}").unwrap();
     let edited = SystemTime::now();
-    let dirs = [dir.clone()];
+    let dirs = [dir.to_path_buf()];
     assert_eq!(
         newer_source(edited + Duration::from_secs(60), &dirs),
         None,
@@ -30,7 +30,6 @@ fn a_source_newer_than_the_binary_is_found() {
         None,
         "only .rs files count"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `Options::no_module` gives a plain redis-server: the INCR baseline of the comparison runs on

@@ -450,7 +450,6 @@ fn ticket_server_options_are_refused_with_what_was_given() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&root);
     eprintln!("{cases} cases of ticket-server options");
     assert!(cases >= 50);
 }
@@ -526,7 +525,6 @@ fn state_files_idgen_never_wrote_are_refused_naming_the_file_and_field() {
                         "{command} on {text:?}: {err}"
                     );
                 }
-                let _ = std::fs::remove_dir_all(&dir);
             }
         }
     }
@@ -546,7 +544,7 @@ fn state_files_idgen_never_wrote_are_refused_naming_the_file_and_field() {
         cases += 1;
         std::fs::write(&file, format!("{text}\n")).unwrap();
         let log = Server::try_start(Options {
-            dir: Some(dir.clone()),
+            dir: Some(dir.to_path_buf()),
             ..Options::default()
         })
         .err()
@@ -556,7 +554,6 @@ fn state_files_idgen_never_wrote_are_refused_naming_the_file_and_field() {
             "{text:?}: {log}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     eprintln!("{cases} cases of state files, all refused");
     assert!(cases >= 60);
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use idgen_core::TWITTER_EPOCH_MS;
 use idgen_tests::clock::ClockShift;
 use idgen_tests::partition::Partition;
-use idgen_tests::{cmd, now_ms, release_artifact, wait_for, Options, Server};
+use idgen_tests::{cmd, now_ms, release_artifact, wait_for, Options, Server, TempDir};
 
 fn worker_binary() -> std::path::PathBuf {
     release_artifact(
@@ -123,10 +123,10 @@ fn horizon(ttl_ms: u64) -> Options {
 
 /// A coordinator that writes every command to its AOF before replying, in a data dir of its
 /// own; the options start it again on the same port from that AOF.
-fn durable_coordinator(name: &str, ttl_ms: u64) -> (std::path::PathBuf, Options, Server) {
+fn durable_coordinator(name: &str, ttl_ms: u64) -> (TempDir, Options, Server) {
     let dir = idgen_tests::data_dir(name);
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..horizon(ttl_ms)
     }
     .server(&["--appendonly", "yes", "--appendfsync", "always"]);
@@ -345,7 +345,6 @@ fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
     assert!(reused > 0, "no worker ID was recycled");
     assert!(paused >= 5 && killed >= 10 && resumed >= 3);
     drop(coordinator);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The replication link of the coordinator is cut. With `--replicas 1` (WAIT) a grant the
@@ -405,7 +404,7 @@ fn wait_keeps_grants_the_replica_lacks_out_of_use() {
 /// the IDs issued before the crash.
 #[test]
 fn a_process_started_while_the_coordinator_is_down_waits_for_it() {
-    let (dir, options, mut coordinator) = durable_coordinator("lease-wait-for-coordinator", 1_000);
+    let (_dir, options, mut coordinator) = durable_coordinator("lease-wait-for-coordinator", 1_000);
     let port = coordinator.port;
     let worker = || Worker {
         port,
@@ -431,7 +430,6 @@ fn a_process_started_while_the_coordinator_is_down_waits_for_it() {
     let last_before = before.ids.iter().map(|(id, _)| *id).max().unwrap();
     assert!(after.ids.iter().all(|(id, _)| *id > last_before));
     drop(coordinator);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -501,5 +499,4 @@ fn a_recycled_id_on_a_clock_behind_starts_above_its_last_holder() {
         second.ids.iter().all(|(id, _)| !firsts.contains(id)),
         "IDs repeated"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -144,7 +144,7 @@ fn lease_commands_drop_an_expiry_put_on_the_namespace() {
 fn a_coordinator_restarted_from_an_older_copy_repeats_no_token_and_grants_above_its_horizon() {
     let dir = idgen_tests::data_dir("lost-state-old-rdb");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::default()
     };
     let mut server = coordinator(options.clone());
@@ -182,7 +182,6 @@ fn a_coordinator_restarted_from_an_older_copy_repeats_no_token_and_grants_above_
         loaded_at + HORIZON_MS
     );
     drop(server);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

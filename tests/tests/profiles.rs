@@ -2,36 +2,12 @@
 //! says otherwise, other people's decoders read our IDs as the originals' own, and a server
 //! that issued IDs refuses to restart under settings whose IDs could equal them.
 
-use idgen_tests::redis::Value;
-use idgen_tests::{cmd, data_dir, now_ms, Options, Server};
+use idgen_tests::{cmd, data_dir, decode, now_ms, Options, Server};
 
 const TWITTER: i64 = 1_288_834_974_657;
 const INSTAGRAM: i64 = 1_314_220_021_721;
 /// 2014-09-01T00:00:00Z.
 const SONYFLAKE: i64 = 1_409_529_600_000;
-
-/// SNOWFLAKE.DECODE's fields, by name.
-fn decode(con: &mut redis::Connection, id: i64) -> Vec<(String, i64)> {
-    let flat: Vec<Value> = cmd(&["SNOWFLAKE.DECODE", &id.to_string()])
-        .query(con)
-        .unwrap();
-    flat.chunks(2)
-        .filter_map(|pair| match (&pair[0], &pair[1]) {
-            (Value::BulkString(k), Value::Int(v)) => {
-                Some((String::from_utf8_lossy(k).into_owned(), *v))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn field(fields: &[(String, i64)], name: &str) -> i64 {
-    fields
-        .iter()
-        .find(|(k, _)| k == name)
-        .unwrap_or_else(|| panic!("no {name} in {fields:?}"))
-        .1
-}
 
 fn config_epoch(con: &mut redis::Connection) -> i64 {
     let pair: Vec<String> = cmd(&["CONFIG", "GET", "idgen.epoch"]).query(con).unwrap();
@@ -58,9 +34,9 @@ fn each_profile_takes_its_originals_epoch_unless_one_is_set() {
         let before = now_ms();
         let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
         let after = now_ms();
-        let fields = decode(&mut con, id);
-        assert_eq!(field(&fields, "epoch_ms"), epoch, "{layout}: DECODE");
-        let time = field(&fields, "time_ms");
+        let decoded = decode(&mut con, id);
+        assert_eq!(decoded.epoch_ms, epoch, "{layout}: DECODE");
+        let time = decoded.time_ms;
         // Sonyflake counts 10 ms units: its time is the start of the unit.
         assert!(
             (before - 10..=after).contains(&time),
@@ -71,7 +47,7 @@ fn each_profile_takes_its_originals_epoch_unless_one_is_set() {
     let mut con = server.connection();
     assert_eq!(config_epoch(&mut con), TWITTER, "a set epoch wins");
     let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
-    assert_eq!(field(&decode(&mut con, id), "epoch_ms"), TWITTER);
+    assert_eq!(decode(&mut con, id).epoch_ms, TWITTER);
 }
 
 /// `[time_ms, node, sequence]` of each ID, as other people's decoders read it (from the venv
@@ -116,17 +92,13 @@ fn other_peoples_decoders_read_each_profile_as_its_original() {
         let theirs = python_decode(profile, &ids);
         for (&id, [time_ms, their_node, sequence]) in ids.iter().zip(theirs) {
             let ours = decode(&mut con, id);
-            assert_eq!(time_ms, field(&ours, "time_ms"), "{profile} {id}: time");
+            assert_eq!(time_ms, ours.time_ms, "{profile} {id}: time");
             assert!(
                 (before - 10..=after + 1_000).contains(&time_ms),
                 "{profile} {id}: their decoder reads {time_ms}, the call was {before}..={after}"
             );
             assert_eq!(their_node, node, "{profile} {id}: node");
-            assert_eq!(
-                sequence,
-                field(&ours, "sequence"),
-                "{profile} {id}: sequence"
-            );
+            assert_eq!(sequence, ours.sequence, "{profile} {id}: sequence");
         }
     }
 }
@@ -135,7 +107,7 @@ fn other_peoples_decoders_read_each_profile_as_its_original() {
 fn a_restart_under_a_later_epoch_is_refused_unless_accepted() {
     let dir = data_dir("lineage");
     let with = |args: &[&str]| Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::module(args)
     };
     let twitter_epoch = TWITTER.to_string();
@@ -188,7 +160,6 @@ fn a_restart_under_a_later_epoch_is_refused_unless_accepted() {
         .err()
         .expect("a narrower layout must be refused");
     assert!(log.contains("new IDs would equal old ones"), "{log}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -197,7 +168,7 @@ fn a_state_file_from_before_lineages_is_read_as_twitters_epoch_or_the_set_one() 
     let write_old_file =
         || std::fs::write(dir.join("idgen-snowflake.state"), format!("{}\n", now_ms())).unwrap();
     let with = |args: &[&str]| Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::module(args)
     };
     write_old_file();
@@ -216,5 +187,4 @@ fn a_state_file_from_before_lineages_is_read_as_twitters_epoch_or_the_set_one() 
             .query(&mut server.connection())
             .unwrap();
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

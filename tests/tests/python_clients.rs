@@ -14,5 +14,4 @@ fn redis_py_and_valkey_glide_get_tickets() {
         stdout.trim(),
         r#"{"redis_py": {"single": 1, "transaction": [2, 3, 4], "role": "master"}, "glide": {"tickets": [5, 6, 7]}}"#
     );
-    let _ = std::fs::remove_dir_all(dir);
 }

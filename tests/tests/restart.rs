@@ -5,7 +5,6 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use idgen_tests::redis::Value;
 use idgen_tests::{cmd, data_dir, error_of, now_ms, wait_for, Options, Server};
 
 /// The layout of the servers that burst: 256 IDs per ms, so that a burst of 200,000 IDs spends
@@ -70,20 +69,14 @@ fn first_time_after_restart(server: &Server) -> i64 {
         id = cmd(&["SNOWFLAKE.NEXT"]).query::<i64>(&mut con).ok();
         id.is_some()
     }));
-    let fields: Vec<Value> = cmd(&["SNOWFLAKE.DECODE", &id.unwrap().to_string()])
-        .query(&mut con)
-        .unwrap();
-    match fields[1] {
-        Value::Int(ms) => ms,
-        ref other => panic!("time_ms is {other:?}"),
-    }
+    idgen_tests::decode(&mut con, id.unwrap()).time_ms
 }
 
 #[test]
 fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
     let dir = data_dir("restart");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..bursting(&["worker-id", "3"])
     };
     let mut furthest = 0;
@@ -110,7 +103,6 @@ fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
         furthest > 100,
         "the bursts never ran ahead of the clock: the hazard was not set up"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -119,7 +111,7 @@ fn the_hazard_is_real_without_the_state_file() {
     // the state file prevents (and why an empty idgen.state-file is logged as a warning).
     let dir = data_dir("nostate");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         config_lines: vec!["idgen.state-file \"\"".into()],
         ..bursting(&[])
     };
@@ -138,7 +130,6 @@ fn the_hazard_is_real_without_the_state_file() {
         first <= last_tick,
         "ran {ahead} ms ahead, yet restarted at {first} > {last_tick}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -150,7 +141,7 @@ fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
     )
     .unwrap();
     let server = Server::start_with(Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::default()
     });
     let err = error_of(&mut server.connection(), &cmd(&["SNOWFLAKE.NEXT"]));
@@ -163,7 +154,6 @@ fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
         reserved >= now_ms() + 59_000,
         "the reservation on disk is never lowered"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -191,7 +181,7 @@ fn an_unusable_state_file_stops_the_module_from_loading() {
     ] {
         std::fs::write(&file, text).unwrap();
         let log = Server::try_start(Options {
-            dir: Some(dir.clone()),
+            dir: Some(dir.to_path_buf()),
             ..Options::default()
         })
         .err()
@@ -208,14 +198,13 @@ fn an_unusable_state_file_stops_the_module_from_loading() {
         log.contains("cannot open /proc/no/such/dir/state.lock"),
         "{log}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_second_server_on_the_same_configuration_refuses_to_load() {
     let dir = data_dir("twice");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::module(&["worker-id", "9"])
     };
     let first = Server::start_with(options.clone());
@@ -225,7 +214,6 @@ fn a_second_server_on_the_same_configuration_refuses_to_load() {
     assert!(log.contains("locked by another running server"), "{log}");
     drop(first);
     Server::start_with(options); // the lock goes with the process
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -233,7 +221,7 @@ fn config_set_dir_cannot_move_the_state_file_away_from_a_restart() {
     let dir = data_dir("movedir");
     let elsewhere = data_dir("movedir-elsewhere");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..bursting(&["worker-id", "4"]).server(&["--enable-protected-configs", "yes"])
     };
     let server = Server::start_with(options.clone());
@@ -254,8 +242,6 @@ fn config_set_dir_cannot_move_the_state_file_away_from_a_restart() {
         first > last_tick,
         "restarted at {first} ms, IDs were issued up to {last_tick} ms ({ahead} ms ahead)"
     );
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&elsewhere);
 }
 
 #[test]
@@ -265,7 +251,7 @@ fn state_files_named_like_their_lock_or_temporary_file_work() {
         // Whatever sits beside the state file under the lock's name is kept, not truncated.
         std::fs::write(dir.join(format!("{name}.lock")), "precious").unwrap();
         let options = Options {
-            dir: Some(dir.clone()),
+            dir: Some(dir.to_path_buf()),
             ..Options::module(&["state-file", name])
         };
         let mut server = Server::start_with(options.clone());
@@ -279,6 +265,5 @@ fn state_files_named_like_their_lock_or_temporary_file_work() {
         );
         let kept = std::fs::read_to_string(dir.join(format!("{name}.lock"))).unwrap();
         assert_eq!(kept, "precious", "{name}: the lock file was truncated");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

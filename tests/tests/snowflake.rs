@@ -135,13 +135,11 @@ fn every_profile_layout_loads_and_decodes() {
             .query(&mut con)
             .unwrap();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{layout}");
-        let fields: Vec<Value> = cmd(&["SNOWFLAKE.DECODE", &ids[4999].to_string()])
-            .query(&mut con)
-            .unwrap();
+        let decoded = idgen_tests::decode(&mut con, ids[4999]);
         assert_eq!(
-            fields[7],
-            Value::Int(worker.parse().unwrap()),
-            "{layout}: {fields:?}"
+            decoded.worker,
+            worker.parse::<i64>().unwrap(),
+            "{layout}: {decoded:?}"
         );
         let got: String = cmd(&["CONFIG", "GET", "idgen.layout"])
             .query::<Vec<String>>(&mut con)

@@ -2,10 +2,15 @@
 //! blank, wrong or foreign directory, initialisation as a deliberate first step, state files
 //! holding values idgen never writes, and `ticket-server next` against a server with a password.
 
+use std::collections::HashSet;
+use std::io::Write;
 use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 use idgen_tests::ticket::{run_cli, run_cli_env, serve_once, TicketServer};
 use idgen_tests::{cmd, data_dir, error_of};
+use ticket_server::client::{RoundRobin, RETRY_AFTER};
 
 /// The last ticket: tickets are signed 64-bit integers.
 const LAST: u64 = i64::MAX as u64;
@@ -50,7 +55,6 @@ fn a_floor_at_the_end_of_the_range_is_exhausted_never_wrapped() {
         );
         let (ok, _, err) = init(&dir, &["--start-above", &n.to_string()]);
         assert!(!ok && err.contains("leaves no ticket"), "init {n}: {err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
     // Just below: the last tickets are handed out, then every call is refused.
     let dir = data_dir("ticket-near-end");
@@ -65,7 +69,6 @@ fn a_floor_at_the_end_of_the_range_is_exhausted_never_wrapped() {
         assert!(err.contains("exhausted"), "{err}");
     }
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -78,7 +81,6 @@ fn a_huge_block_saturates_instead_of_wrapping() {
         .collect();
     assert_eq!(tickets, [1, 3, 5]);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -112,7 +114,6 @@ fn highest_refuses_a_blank_wrong_or_foreign_directory() {
     let (ok, out, err) = highest(&[&store]);
     assert!(ok, "{err}");
     assert!(out.trim().parse::<u64>().unwrap() >= 9);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -152,7 +153,6 @@ fn initialisation_is_a_deliberate_first_step() {
     );
     let (ok, err) = serve(&foreign, &["--init"]);
     assert!(!ok && err.contains("notes.txt"), "{err}");
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -216,7 +216,6 @@ fn state_files_with_values_idgen_never_writes_are_refused_with_the_file_and_fiel
         );
         let (ok, _, err) = highest(&[&dir]);
         assert!(!ok && err.contains(field), "highest, {text}: {err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -258,5 +257,113 @@ fn next_reaches_a_server_with_a_password_from_a_file_or_the_environment() {
             "{command:?}: {err}"
         );
     }
-    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A real full disk (a 1 MiB tmpfs, root only): the server keeps answering, refuses past the
+/// bound on disk with an error, and once space returns issues again by itself, above every
+/// ticket handed out before.
+#[test]
+fn a_full_disk_pauses_issuing_and_space_coming_back_resumes_it() {
+    let mount = data_dir("ticket-full-disk");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(mount.as_os_str())
+        .status()
+        .map(|s| s.success());
+    assert!(
+        matches!(mounted, Ok(true)),
+        "this test mounts a tmpfs and needs root"
+    );
+    // Unmounted before the directory's own guard removes it.
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mount.to_path_buf());
+    let server = TicketServer::start(1, 1, &mount.join("data"), &["--block", "100"]);
+    let mut con = server.connection();
+    let mut issued: Vec<i64> = (0..50)
+        .map(|_| cmd(&["TICKET.NEXT"]).query(&mut con).unwrap())
+        .collect();
+    // Fill the disk.
+    let filler = mount.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    while file.write_all(&[0u8; 4096]).is_ok() {}
+    let _ = file.sync_all();
+    drop(file);
+    let mut refused = None;
+    for _ in 0..1_000 {
+        match cmd(&["TICKET.NEXT"]).query::<i64>(&mut con) {
+            Ok(t) => issued.push(t),
+            Err(e) => {
+                refused = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let refused = refused.expect("a full disk must stop issuing past the bound");
+    assert!(
+        refused.contains("cannot write the ticket bound"),
+        "{refused}"
+    );
+    // Space returns: issuing resumes without a restart.
+    std::fs::remove_file(&filler).unwrap();
+    let resumed = idgen_tests::wait_for(Duration::from_secs(5), || {
+        cmd(&["TICKET.NEXT"]).query::<i64>(&mut con).is_ok()
+    });
+    assert!(resumed, "still refusing after space came back");
+    let after: i64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    assert!(issued.iter().all(|&t| t < after));
+    let distinct: HashSet<i64> = issued.iter().copied().collect();
+    assert_eq!(distinct.len(), issued.len());
+}
+
+/// One server of a pair loses its data directory mid-load. Coming back on the blank directory it
+/// refuses to start (it would hand out every ticket again); restarted with `--start-above` the
+/// highest ticket seen, it continues, and no ticket is handed out twice.
+#[test]
+fn a_server_that_lost_its_disk_refuses_a_blank_start_and_repeats_nothing() {
+    let dir = data_dir("ticket-lost-disk");
+    let (odd, mut even) = TicketServer::odd_and_even(&dir, &["--block", "100"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = RoundRobin::new(&[odd.addr(), even.addr()]).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3_000 {
+        seen.push(runtime.block_on(client.next("default")).unwrap());
+    }
+    even.kill9();
+    dir.lose("even");
+    // Load goes on against the odd server alone meanwhile.
+    for _ in 0..500 {
+        seen.push(runtime.block_on(client.next("default")).unwrap());
+    }
+    let (ok, _, err) = run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--offset",
+        "2",
+        "--increment",
+        "2",
+        "--data-dir",
+        &dir.join("even").display().to_string(),
+    ]);
+    assert!(!ok && err.contains("holds no ticket store"), "{err}");
+    let highest = *seen.iter().max().unwrap();
+    even.restart_without_init(&["--start-above", &highest.to_string()]);
+    std::thread::sleep(RETRY_AFTER + Duration::from_millis(100));
+    for _ in 0..3_000 {
+        seen.push(runtime.block_on(client.next("default")).unwrap());
+    }
+    let distinct: HashSet<u64> = seen.iter().copied().collect();
+    assert_eq!(distinct.len(), seen.len(), "a ticket was handed out twice");
+    let even_after: Vec<u64> = seen[3_500..]
+        .iter()
+        .copied()
+        .filter(|t| t % 2 == 0)
+        .collect();
+    assert!(!even_after.is_empty(), "the even server did not come back");
+    assert!(even_after.iter().all(|&t| t > highest));
 }

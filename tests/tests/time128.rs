@@ -172,7 +172,6 @@ fn clock_steps_back_never_make_a_smaller_id() {
             .unwrap();
         assert!(events > 0, "{info}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -249,7 +249,7 @@ fn bad_input_gets_an_error_and_changes_nothing() {
 fn leases_survive_a_kill_9_restart_with_the_aof() {
     let dir = idgen_tests::data_dir("workerid-aof");
     let options = Options {
-        dir: Some(dir.clone()),
+        dir: Some(dir.to_path_buf()),
         ..Options::module(&HORIZON)
     }
     .server(&["--appendonly", "yes", "--appendfsync", "always"]);
@@ -269,7 +269,6 @@ fn leases_survive_a_kill_9_restart_with_the_aof() {
     let live: Vec<Vec<i64>> = cmd(&["WORKERID.LIST", "fleet"]).query(&mut con).unwrap();
     assert_eq!(live.len(), 4);
     drop(server);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -44,7 +44,6 @@ impl MariaDb {
         let install = which(&["mariadb-install-db", "mysql_install_db"])
             .ok_or("mariadb-install-db is missing")?;
         let dir = base.join(format!("mariadb-{offset}"));
-        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let data = dir.join("data");
         let as_root = is_root(); // mariadbd refuses to run as root unless told to

@@ -77,7 +77,6 @@ impl Postgres {
         let (initdb, postgres) = binaries()
             .ok_or("postgresql is not installed (make bench installs it with apt-get as root)")?;
         let dir = base.join("postgres");
-        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         if super::mariadb::is_root() {
             let status = Command::new("chown")

@@ -192,7 +192,10 @@ impl<'a> Args<'a> {
         &mut self,
         mut on: impl FnMut(&[u8], &mut Self) -> Result<bool, CommandError>,
     ) -> Result<(), CommandError> {
-        let mut seen: Vec<&[u8]> = Vec::new();
+        // No command has more than a few options: a fixed array, so that the hot path does
+        // not allocate.
+        let mut seen: [&[u8]; 8] = [&[]; 8];
+        let mut n = 0;
         while let Some(name) = self.next_bytes() {
             let syntax = |why: &str| {
                 CommandError::OutOfRange(format!(
@@ -200,10 +203,13 @@ impl<'a> Args<'a> {
                     crate::config::shown(name)
                 ))
             };
-            if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+            if seen[..n].iter().any(|s| s.eq_ignore_ascii_case(name)) {
                 return Err(syntax("is given more than once"));
             }
-            seen.push(name);
+            if n < seen.len() {
+                seen[n] = name;
+                n += 1;
+            }
             match on(name, self) {
                 Ok(true) => {}
                 Ok(false) => return Err(syntax("is not an option of this command")),

@@ -230,7 +230,7 @@ fn bad_sqids_and_numbers_get_errors_and_the_server_carries_on() {
         (&["IDGEN.ENCODE"], "wrong number"),
         (
             &["IDGEN.ENCODE", "-1"],
-            "from 0 to 9223372036854775807, not -1",
+            "IDGEN.ENCODE number -1 must be between 0 and 9223372036854775807",
         ),
         (&["IDGEN.ENCODE", "x"], "not an integer"),
         (&["IDGEN.ENCODE", "99999999999999999999"], "not an integer"),

@@ -15,7 +15,16 @@ pub enum CommandError {
     Syntax,
     /// An argument that should be an integer is not one: the argument, quoted for the message.
     NotAnInteger(String),
-    /// An argument outside its documented range.
+    /// A number outside its documented range: the argument's name, its value as given, the
+    /// range, and when the range applies (e.g. " with SQIDS"), if not always.
+    Range {
+        name: &'static str,
+        given: i64,
+        min: i64,
+        max: i64,
+        when: &'static str,
+    },
+    /// Any other argument outside what is allowed, said in full.
     OutOfRange(String),
     /// The key holds something other than a string.
     WrongType,
@@ -48,6 +57,24 @@ pub enum CommandError {
 }
 
 impl CommandError {
+    /// Checks that `given`, the argument `name`, lies in `min..=max`.
+    ///
+    /// # Errors
+    /// [`CommandError::Range`] when it does not.
+    pub fn check_range(name: &'static str, given: i64, min: i64, max: i64) -> Result<i64, Self> {
+        if (min..=max).contains(&given) {
+            Ok(given)
+        } else {
+            Err(CommandError::Range {
+                name,
+                given,
+                min,
+                max,
+                when: "",
+            })
+        }
+    }
+
     /// `arg` is not an integer.
     pub fn not_an_integer(arg: &[u8]) -> Self {
         CommandError::NotAnInteger(crate::config::shown(arg))
@@ -61,6 +88,13 @@ impl CommandError {
             CommandError::NotAnInteger(given) => {
                 format!("ERR value is not an integer or out of range: {given}")
             }
+            CommandError::Range {
+                name,
+                given,
+                min,
+                max,
+                when,
+            } => format!("ERR {name} {given} must be between {min} and {max}{when}"),
             CommandError::OutOfRange(what) => format!("ERR {what}"),
             CommandError::WrongType => {
                 "WRONGTYPE Operation against a key holding the wrong kind of value".into()

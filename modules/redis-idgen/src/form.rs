@@ -64,9 +64,13 @@ impl Form {
     /// More than [`MAX_SQIDS`] as Sqids.
     pub fn check_count(self, n: u64) -> Result<(), CommandError> {
         if self == Form::Sqid && n > MAX_SQIDS {
-            return Err(CommandError::OutOfRange(format!(
-                "COUNT {n} must be between 1 and {MAX_SQIDS} with SQIDS"
-            )));
+            return Err(CommandError::Range {
+                name: "COUNT",
+                given: n as i64,
+                min: 1,
+                max: MAX_SQIDS as i64,
+                when: " with SQIDS",
+            });
         }
         Ok(())
     }
@@ -109,12 +113,7 @@ pub fn encode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     let mut numbers = Vec::with_capacity(args.len() - 1);
     while let Some(arg) = args.next_bytes() {
         let n = parse_i64(arg).ok_or_else(|| CommandError::not_an_integer(arg))?;
-        let n = u64::try_from(n).map_err(|_| {
-            CommandError::OutOfRange(format!(
-                "IDGEN.ENCODE takes integers from 0 to {}, not {n}",
-                i64::MAX
-            ))
-        })?;
+        let n = CommandError::check_range("IDGEN.ENCODE number", n, 0, i64::MAX)? as u64;
         numbers.push(n);
     }
     let sqid = state::with(|s| s.sqids.encode(&numbers))??;

@@ -53,13 +53,7 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
 
 /// A `COUNT n` value in `1..=max`.
 pub fn parse_count(args: &mut Args, max: i64) -> Result<i64, CommandError> {
-    let n = args.next_i64()?;
-    if !(1..=max).contains(&n) {
-        return Err(CommandError::OutOfRange(format!(
-            "COUNT {n} must be between 1 and {max}"
-        )));
-    }
-    Ok(n)
+    CommandError::check_range("COUNT", args.next_i64()?, 1, max)
 }
 
 fn issue(
@@ -96,13 +90,7 @@ pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     if args.len() != 2 {
         return Err(CommandError::WrongArity);
     }
-    let id = args.next_i64()?;
-    if id < 0 {
-        return Err(CommandError::OutOfRange(format!(
-            "id {id} must be between 0 and {}",
-            i64::MAX
-        )));
-    }
+    let id = CommandError::check_range("id", args.next_i64()?, 0, i64::MAX)?;
     let (d, epoch_ms) = state::with(|s| (s.ids.decode(id as u64), s.ids.settings().epoch_ms))?;
     let iso = Timestamp::from_millisecond(d.unix_ms)
         .map(|t| format!("{t:.3}"))

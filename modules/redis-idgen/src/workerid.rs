@@ -156,8 +156,7 @@ fn missing(option: &str) -> CommandError {
 fn holder(args: &mut Args) -> Result<(i64, u64), CommandError> {
     let worker_id = args.next_i64()?;
     let token = args.next_i64()?;
-    let token = u64::try_from(token)
-        .map_err(|_| CommandError::OutOfRange(format!("token {token} must not be negative")))?;
+    let token = CommandError::check_range("token", token, 0, i64::MAX)? as u64;
     Ok((worker_id, token))
 }
 

@@ -4,7 +4,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
 use idgen_core::SqidCodec;
 
 use crate::store::Start;
@@ -41,27 +40,43 @@ pub struct Config {
     pub sqids: SqidCodec,
 }
 
+/// A start-up setting that breaks a rule, named by its flag.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// No servers in the set.
+    #[error("--increment 0 must be at least 1 (the number of servers)")]
+    NoServers,
+    /// An offset outside `1..=increment`.
+    #[error("--offset must be between 1 and --increment ({increment}), got {offset}")]
+    Offset { offset: u64, increment: u64 },
+    /// An empty block.
+    #[error("--block 0 must be at least 1")]
+    EmptyBlock,
+    /// No connection allowed.
+    #[error("--max-clients 0 must be at least 1")]
+    NoClients,
+}
+
 impl Config {
     /// Checks the rules every server must satisfy.
     ///
     /// # Errors
-    /// A message naming the flag that is wrong.
-    pub fn validate(self) -> Result<Self> {
+    /// The first rule broken, naming its flag.
+    pub fn validate(self) -> Result<Self, ConfigError> {
         if self.increment == 0 {
-            bail!("--increment 0 must be at least 1 (the number of servers)");
+            return Err(ConfigError::NoServers);
         }
         if self.offset == 0 || self.offset > self.increment {
-            bail!(
-                "--offset must be between 1 and --increment ({}), got {}",
-                self.increment,
-                self.offset
-            );
+            return Err(ConfigError::Offset {
+                offset: self.offset,
+                increment: self.increment,
+            });
         }
         if self.block == 0 {
-            bail!("--block 0 must be at least 1");
+            return Err(ConfigError::EmptyBlock);
         }
         if self.max_clients == 0 {
-            bail!("--max-clients 0 must be at least 1");
+            return Err(ConfigError::NoClients);
         }
         Ok(self)
     }

@@ -169,7 +169,7 @@ impl Common {
         increment: u64,
         data_dir: PathBuf,
     ) -> Result<Config> {
-        Config {
+        Ok(Config {
             listen,
             offset,
             increment,
@@ -186,7 +186,7 @@ impl Common {
             sqids: SqidCodec::new(&self.sqids_alphabet, self.sqids_min_length)
                 .context("--sqids-alphabet")?,
         }
-        .validate()
+        .validate()?)
     }
 }
 

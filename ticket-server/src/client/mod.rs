@@ -4,14 +4,18 @@
 //! fails only when every server has failed it. Tickets from different servers never collide
 //! (each has its own offset), so any server's answer is as good as another's.
 
+mod error;
 pub mod ping;
 pub mod prefetch;
+
+pub use error::ClientError;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+/// A client call's result.
+pub type Result<T> = std::result::Result<T, ClientError>;
 use redis::aio::MultiplexedConnection;
 
 /// How long a failed server is skipped before it is tried again.
@@ -22,20 +26,25 @@ pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
 /// One handle per address, connecting lazily, with AUTH `password` when given.
 fn connect(addrs: &[String], password: Option<&str>) -> Result<Vec<Server>> {
     if addrs.is_empty() {
-        return Err(anyhow!("no ticket servers given"));
+        return Err(ClientError::NoServers);
     }
     addrs
         .iter()
         .map(|addr| {
+            let bad = |source| ClientError::BadAddress {
+                addr: addr.clone(),
+                source,
+            };
             let mut info =
-                redis::IntoConnectionInfo::into_connection_info(format!("redis://{addr}/"))?;
+                redis::IntoConnectionInfo::into_connection_info(format!("redis://{addr}/"))
+                    .map_err(bad)?;
             if let Some(password) = password {
                 let settings = info.redis_settings().clone().set_password(password);
                 info = info.set_redis_settings(settings);
             }
             Ok(Server {
                 addr: addr.clone(),
-                client: redis::Client::open(info)?,
+                client: redis::Client::open(info).map_err(bad)?,
                 connection: tokio::sync::Mutex::new(None),
                 down_until: Mutex::new(None),
             })
@@ -122,7 +131,7 @@ impl RoundRobin {
         tickets
             .first()
             .copied()
-            .ok_or_else(|| anyhow!("empty reply"))
+            .ok_or_else(|| ClientError::BadReply("an empty reply".into()))
     }
 
     /// `count` tickets of `sequence`, all from one server, increasing.
@@ -141,7 +150,9 @@ impl RoundRobin {
     pub async fn range(&self, sequence: &str, count: u64) -> Result<Range> {
         match self.call(sequence, Ask::Range(count)).await?[..] {
             [first, step, count] => Ok(Range { first, step, count }),
-            ref other => Err(anyhow!("TICKET.RANGE replied {other:?}")),
+            ref other => Err(ClientError::BadReply(format!(
+                "TICKET.RANGE replied {other:?}"
+            ))),
         }
     }
 
@@ -183,7 +194,7 @@ impl RoundRobin {
                 server.mark_down().await;
             }
         }
-        Err(anyhow!("every ticket server failed: {}", errors.join("; ")))
+        Err(ClientError::AllFailed(errors))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use super::{ClientError, Result};
 
 /// How long a health check waits for the connection and the reply.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(2);
@@ -11,18 +11,30 @@ pub const PING_TIMEOUT: Duration = Duration::from_secs(2);
 /// Sends PING to the server at `addr` (host:port) and returns its answer: "PONG", or
 /// "NOAUTH" from a server that wants a password (it is up, and says so without one).
 pub async fn ping(addr: &str) -> Result<&'static str> {
-    let client = redis::Client::open(format!("redis://{addr}/"))
-        .with_context(|| format!("bad server address {addr}"))?;
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|source| {
+        ClientError::BadAddress {
+            addr: addr.to_string(),
+            source,
+        }
+    })?;
     let reply = tokio::time::timeout(PING_TIMEOUT, async {
         let mut con = client.get_multiplexed_async_connection().await?;
         redis::cmd("PING").query_async::<String>(&mut con).await
     })
     .await
-    .with_context(|| format!("{addr} did not answer within {PING_TIMEOUT:?}"))?;
+    .map_err(|_| ClientError::Timeout {
+        addr: addr.to_string(),
+        after: PING_TIMEOUT,
+    })?;
     match reply {
         Ok(pong) if pong == "PONG" => Ok("PONG"),
-        Ok(other) => bail!("{addr} answered PING with {other:?}"),
+        Ok(other) => Err(ClientError::BadReply(format!(
+            "{addr} answered PING with {other:?}"
+        ))),
         Err(e) if e.code() == Some("NOAUTH") => Ok("NOAUTH"),
-        Err(e) => Err(e).with_context(|| format!("no answer from {addr}")),
+        Err(source) => Err(ClientError::Redis {
+            addr: addr.to_string(),
+            source,
+        }),
     }
 }

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use super::{ClientError, Result};
 
 use super::{Range, RoundRobin};
 
@@ -132,7 +132,7 @@ impl Handle {
                     .failed
                     .clone()
                     .unwrap_or_else(|| "no block yet".into());
-                return Err(anyhow!("no tickets within {WAIT:?}: {why}"));
+                return Err(ClientError::NoBlock { wait: WAIT, why });
             }
             blocks = pool
                 .filled

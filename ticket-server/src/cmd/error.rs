@@ -1,7 +1,7 @@
 //! Every error a command can answer with, and the one place that turns them into RESP error
 //! replies (code first, as Redis words them).
 
-use crate::store::StoreError;
+use crate::store::{OpenError, StoreError};
 
 /// An error reply. Nothing was issued when a command returns one.
 #[derive(Debug)]
@@ -81,11 +81,11 @@ impl From<StoreError> for CmdError {
     }
 }
 
-impl From<anyhow::Error> for CmdError {
-    fn from(e: anyhow::Error) -> Self {
-        match e.downcast::<StoreError>() {
-            Ok(store) => CmdError::Store(store),
-            Err(other) => CmdError::Internal(other.to_string()),
+impl From<OpenError> for CmdError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Sequence(store) => CmdError::Store(store),
+            other => CmdError::Internal(other.to_string()),
         }
     }
 }

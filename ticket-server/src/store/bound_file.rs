@@ -7,35 +7,31 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::fields::{Fields, LAST_TICKET};
-use super::Step;
+use super::{OpenError, Step};
 
 const HEADER: &str = "ticket-sequence v1";
 
 /// The bound in `path` (0 for a new sequence), checked against this server's step.
-pub(crate) fn read_bound(path: &Path, step: Step) -> anyhow::Result<u64> {
-    let Some((file_step, bound)) = read_bound_file(path)? else {
+pub(crate) fn read_bound(path: &Path, step: Step) -> Result<u64, OpenError> {
+    let Some((found, bound)) = read_bound_file(path)? else {
         return Ok(0);
     };
-    if file_step != step {
-        anyhow::bail!(
-            "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
-             servers would repeat tickets; start a new generation with --start-above (README)",
-            path.display(),
-            file_step.offset,
-            file_step.increment,
-            step.offset,
-            step.increment
-        );
+    if found != step {
+        return Err(OpenError::OtherStep {
+            path: path.to_path_buf(),
+            found,
+            wanted: step,
+        });
     }
     Ok(bound)
 }
 
 /// The step and bound a sequence file records; `None` when there is no file.
-pub(crate) fn read_bound_file(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
+pub(crate) fn read_bound_file(path: &Path) -> Result<Option<(Step, u64)>, OpenError> {
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        Err(e) => return Err(OpenError::io(path)(e)),
     };
     let fields = Fields::new(path, &text, HEADER, "ticket sequence file")?;
     Ok(Some((fields.step()?, fields.get("bound", 0, LAST_TICKET)?)))

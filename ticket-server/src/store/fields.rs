@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::Step;
+use super::{OpenError, Step};
 
 /// The largest ticket: tickets are signed 64-bit integers.
 pub const LAST_TICKET: u64 = i64::MAX as u64;
@@ -18,42 +18,47 @@ pub(super) struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// The words of `text`, read from `path`; refused unless it starts with `header`.
-    pub fn new(path: &'a Path, text: &'a str, header: &str, what: &str) -> anyhow::Result<Self> {
+    pub fn new(
+        path: &'a Path,
+        text: &'a str,
+        header: &'static str,
+        what: &'static str,
+    ) -> Result<Self, OpenError> {
         if !text.starts_with(header) {
-            anyhow::bail!(
-                "{} is not a {what}: it starts {:?}, not {header:?}",
-                path.display(),
-                text.lines()
-                    .next()
-                    .unwrap_or("")
-                    .chars()
-                    .take(64)
-                    .collect::<String>()
-            );
+            return Err(OpenError::NotOurs {
+                path: path.to_path_buf(),
+                what,
+                starts: text.lines().next().unwrap_or("").chars().take(64).collect(),
+                header,
+            });
         }
         Ok(Fields { path, text })
     }
 
     /// The value of `name`, which must lie in `min..=max`.
-    pub fn get(&self, name: &str, min: u64, max: u64) -> anyhow::Result<u64> {
+    pub fn get(&self, name: &'static str, min: u64, max: u64) -> Result<u64, OpenError> {
         let raw = self
             .text
             .split_whitespace()
             .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
-            .ok_or_else(|| anyhow::anyhow!("{}: no {name}= field", self.path.display()))?;
+            .ok_or_else(|| OpenError::MissingField {
+                path: self.path.to_path_buf(),
+                name,
+            })?;
         raw.parse::<u64>()
             .ok()
             .filter(|v| (min..=max).contains(v))
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: {name}={raw} is out of range: it must be an integer from {min} to {max}",
-                    self.path.display()
-                )
+            .ok_or_else(|| OpenError::FieldRange {
+                path: self.path.to_path_buf(),
+                name,
+                raw: raw.to_string(),
+                min,
+                max,
             })
     }
 
     /// The `offset=` and `increment=` of a server's step: 1 <= offset <= increment.
-    pub fn step(&self) -> anyhow::Result<Step> {
+    pub fn step(&self) -> Result<Step, OpenError> {
         let increment = self.get("increment", 1, LAST_TICKET)?;
         let offset = self.get("offset", 1, increment)?;
         Ok(Step { offset, increment })

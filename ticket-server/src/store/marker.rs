@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::fields::{Fields, LAST_TICKET};
-use super::{read_bound_file, write_bound, Step};
+use super::{read_bound_file, write_bound, OpenError, Step};
 
 /// How a data directory may be opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,21 +37,18 @@ const OURS: &[&str] = &["LOCK", "STORE.tmp", "lost+found"];
 
 /// Opens the marker of `dir` for a server of `step`, writing it as `start` allows: the floor
 /// every ticket must reach (0 for none).
-pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Result<u64> {
+pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> Result<u64, OpenError> {
     let path = dir.join(MARKER);
     let recorded = read_marker(&path)?;
     let sequences = sequence_files(dir)?;
     let floor = match (recorded, start) {
-        (Some((old, _)), Start::Existing | Start::Init) if old != step => anyhow::bail!(
-            "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
-             servers would repeat tickets; start a new generation with --start-above H, H the \
-             highest ticket any server of the old set handed out (README: growing the set)",
-            dir.display(),
-            old.offset,
-            old.increment,
-            step.offset,
-            step.increment
-        ),
+        (Some((found, _)), Start::Existing | Start::Init) if found != step => {
+            return Err(OpenError::OtherStep {
+                path: dir.to_path_buf(),
+                found,
+                wanted: step,
+            })
+        }
         (Some((_, floor)), Start::Existing | Start::Init) => return Ok(floor),
         (recorded, Start::Above(n)) => {
             if recorded.is_none() && sequences.is_empty() {
@@ -60,12 +57,7 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
             let floor = n
                 .checked_add(1)
                 .filter(|f| *f <= LAST_TICKET)
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "--start-above {n} leaves no ticket: tickets end at {LAST_TICKET} \
-                         (2^63-1); this store is exhausted"
-                    )
-                })?;
+                .ok_or(OpenError::Exhausted(n))?;
             return renumber(
                 dir,
                 step,
@@ -79,7 +71,7 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
             refuse_foreign(dir)?;
             0
         }
-        (None, Start::Existing) => return Err(no_store(dir)),
+        (None, Start::Existing) => return Err(OpenError::NoStore(dir.to_path_buf())),
     };
     write_marker(dir, step, floor)?;
     Ok(floor)
@@ -88,7 +80,12 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> anyhow::Resul
 /// Makes `dir` a store of `step` whose every ticket is at least `floor`: after a lost disk, or
 /// as a new generation. Sequence files of another step (all of them when renumbering; some when
 /// an earlier renumbering was cut short) are folded into the floor and rewritten for `step`.
-fn renumber(dir: &Path, step: Step, mut floor: u64, sequences: &[PathBuf]) -> anyhow::Result<u64> {
+fn renumber(
+    dir: &Path,
+    step: Step,
+    mut floor: u64,
+    sequences: &[PathBuf],
+) -> Result<u64, OpenError> {
     let mut foreign = Vec::new();
     for file in sequences {
         if let Some((file_step, bound)) = read_bound_file(file)? {
@@ -101,7 +98,7 @@ fn renumber(dir: &Path, step: Step, mut floor: u64, sequences: &[PathBuf]) -> an
     // The marker first: cut short here, a restart with the same flags finishes the job.
     write_marker(dir, step, floor)?;
     for file in &foreign {
-        write_bound(file, step, floor)?;
+        write_bound(file, step, floor).map_err(OpenError::io(file))?;
     }
     if !foreign.is_empty() {
         tracing::warn!(dir = %dir.display(), step.offset, step.increment, floor,
@@ -110,29 +107,16 @@ fn renumber(dir: &Path, step: Step, mut floor: u64, sequences: &[PathBuf]) -> an
     Ok(floor)
 }
 
-/// Why a directory without a store is refused: a blank directory would hand out every ticket
-/// again, and what to do.
-fn no_store(dir: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} holds no ticket store: a blank directory would hand out every ticket again. On a \
-         first start make the store with `ticket-server init` (or serve --init); after losing or \
-         restoring this server's disk pass --start-above N, N at least the highest ticket it may \
-         have handed out",
-        dir.display()
-    )
-}
-
 /// Refuses to make a store in a directory that holds files no store has: a wrong path.
-fn refuse_foreign(dir: &Path) -> anyhow::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let name = entry?.file_name();
+fn refuse_foreign(dir: &Path) -> Result<(), OpenError> {
+    for entry in fs::read_dir(dir).map_err(OpenError::io(dir))? {
+        let name = entry.map_err(OpenError::io(dir))?.file_name();
         let name = name.to_string_lossy();
         if !OURS.contains(&name.as_ref()) && !name.ends_with(".seq.tmp") {
-            anyhow::bail!(
-                "{} holds {name:?}, which is not a ticket store's: a store is made only in an \
-                 empty directory (is this the right path?)",
-                dir.display()
-            );
+            return Err(OpenError::Foreign {
+                dir: dir.to_path_buf(),
+                file: name.into_owned(),
+            });
         }
     }
     Ok(())
@@ -144,14 +128,14 @@ fn refuse_foreign(dir: &Path) -> anyhow::Result<()> {
 /// # Errors
 /// When the directory or a file in it cannot be read, or it holds no store: a wrong path or an
 /// unmounted disk would understate the highest ticket, and the new generation repeat tickets.
-pub fn highest_handed_out(dir: &Path) -> anyhow::Result<u64> {
+pub fn highest_handed_out(dir: &Path) -> Result<u64, OpenError> {
     if !dir.is_dir() {
-        anyhow::bail!("{} is not a directory", dir.display());
+        return Err(OpenError::NotADirectory(dir.to_path_buf()));
     }
     let marker = read_marker(&dir.join(MARKER))?;
     let sequences = sequence_files(dir)?;
     if marker.is_none() && sequences.is_empty() {
-        return Err(no_store(dir));
+        return Err(OpenError::NoStore(dir.to_path_buf()));
     }
     let mut bound = marker.map_or(0, |(_, floor)| floor);
     for file in sequences {
@@ -163,10 +147,10 @@ pub fn highest_handed_out(dir: &Path) -> anyhow::Result<u64> {
     Ok(bound.saturating_sub(1))
 }
 
-fn sequence_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>, OpenError> {
     let mut files = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
+    for entry in fs::read_dir(dir).map_err(OpenError::io(dir))? {
+        let path = entry.map_err(OpenError::io(dir))?.path();
         if path.to_string_lossy().ends_with(".seq") {
             files.push(path);
         }
@@ -174,18 +158,18 @@ fn sequence_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn read_marker(path: &Path) -> anyhow::Result<Option<(Step, u64)>> {
+fn read_marker(path: &Path) -> Result<Option<(Step, u64)>, OpenError> {
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        Err(e) => return Err(OpenError::io(path)(e)),
     };
     let fields = Fields::new(path, &text, HEADER, "ticket store marker")?;
     Ok(Some((fields.step()?, fields.get("floor", 0, LAST_TICKET)?)))
 }
 
 /// Replaces the marker atomically (temporary file, fsync, rename, directory fsync).
-fn write_marker(dir: &Path, step: Step, floor: u64) -> anyhow::Result<()> {
+fn write_marker(dir: &Path, step: Step, floor: u64) -> Result<(), OpenError> {
     let path = dir.join(MARKER);
     let text = format!(
         "{HEADER} offset={} increment={} floor={floor}\n",
@@ -193,10 +177,13 @@ fn write_marker(dir: &Path, step: Step, floor: u64) -> anyhow::Result<()> {
     );
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    let mut file = File::create(&tmp)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()?;
-    fs::rename(&tmp, &path)?;
-    File::open(dir)?.sync_all()?;
-    Ok(())
+    let tmp = PathBuf::from(tmp);
+    let write = || -> std::io::Result<()> {
+        let mut file = File::create(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        fs::rename(&tmp, &path)?;
+        File::open(dir)?.sync_all()
+    };
+    write().map_err(OpenError::io(&path))
 }

@@ -21,6 +21,7 @@ mod bound_file;
 mod error;
 mod fields;
 mod marker;
+mod open_error;
 mod sequence;
 mod step;
 
@@ -29,6 +30,7 @@ pub use error::StoreError;
 pub use fields::LAST_TICKET;
 use marker::open_marker;
 pub use marker::{highest_handed_out, Start};
+pub use open_error::OpenError;
 pub use sequence::Sequence;
 pub use step::Step;
 
@@ -58,15 +60,12 @@ impl Store {
     /// # Errors
     /// When the directory cannot be made, is blank and `start` is [`Start::Existing`], or holds
     /// sequences of another offset or increment.
-    pub fn open(dir: &Path, step: Step, block: u64, start: Start) -> anyhow::Result<Store> {
-        fs::create_dir_all(dir)?;
-        let lock = File::create(dir.join("LOCK"))?;
+    pub fn open(dir: &Path, step: Step, block: u64, start: Start) -> Result<Store, OpenError> {
+        fs::create_dir_all(dir).map_err(OpenError::io(dir))?;
+        let lock_path = dir.join("LOCK");
+        let lock = File::create(&lock_path).map_err(OpenError::io(&lock_path))?;
         if lock.try_lock().is_err() {
-            anyhow::bail!(
-                "{} is in use by another ticket server: two servers on one data directory would \
-                 hand out the same tickets",
-                dir.display()
-            );
+            return Err(OpenError::InUse(dir.to_path_buf()));
         }
         let floor = open_marker(dir, step, start)?;
         let store = Store {
@@ -77,8 +76,8 @@ impl Store {
             sequences: Mutex::new(HashMap::new()),
             _lock: lock,
         };
-        for entry in fs::read_dir(dir)? {
-            let path = entry?.path();
+        for entry in fs::read_dir(dir).map_err(OpenError::io(dir))? {
+            let path = entry.map_err(OpenError::io(dir))?.path();
             let Some(name) = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -107,7 +106,7 @@ impl Store {
     /// # Errors
     /// [`StoreError`] for a bad name or too many sequences; an I/O or format error for a file
     /// that cannot be trusted.
-    pub fn sequence(&self, name: &str) -> anyhow::Result<Arc<Sequence>> {
+    pub fn sequence(&self, name: &str) -> Result<Arc<Sequence>, OpenError> {
         let mut sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(seq) = sequences.get(name) {
             return Ok(Arc::clone(seq));

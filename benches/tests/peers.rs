@@ -57,7 +57,7 @@ fn a_lua_peer_replying_with_parts_is_measured_and_its_ids_joined() {
     )
     .unwrap();
     let ids = run_peer(&format!(
-        "[peer \"lua\"]\nscript = {}\nargs = 1 peer-counter\nreply = parts 41 5 5 12\n",
+        "[peer.lua]\nscript = {:?}\nargs = [\"1\", \"peer-counter\"]\nreply = \"parts 41 5 5 12\"\n",
         script.display()
     ));
     for id in &ids {
@@ -70,7 +70,7 @@ fn a_module_peer_is_loaded_with_its_arguments() {
     // This project's module, named by path as a user would name a module they built.
     let module = idgen_tests::module_path();
     let ids = run_peer(&format!(
-        "[peer \"module\"]\nmodule = {}\nload = worker-id 3\ncommand = SNOWFLAKE.NEXT\nreply = id\n",
+        "[peer.module]\nmodule = {:?}\nload = [\"worker-id\", \"3\"]\ncommand = [\"SNOWFLAKE.NEXT\"]\nreply = \"id\"\n",
         module.display()
     ));
     for id in &ids {
@@ -88,7 +88,7 @@ fn a_reply_of_another_shape_is_an_error_not_zeros() {
     let script = dir.join("string.lua");
     std::fs::write(&script, "return 'not-a-number'\n").unwrap();
     let (_server, approach) = started(&format!(
-        "[peer \"bad\"]\nscript = {}\nargs = 0\n",
+        "[peer.bad]\nscript = {:?}\nargs = [\"0\"]\n",
         script.display()
     ));
     let runtime = tokio::runtime::Runtime::new().unwrap();

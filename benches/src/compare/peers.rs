@@ -1,27 +1,28 @@
 //! Peers a user built: other Redis modules and in-Redis Lua generators, which are other
-//! people's code and never live in this repository. `IDGEN_PEERS=<file>` names them:
+//! people's code and never live in this repository. `IDGEN_PEERS=<file>` names them, in TOML:
 //!
-//! ```text
+//! ```toml
 //! # A C module: loaded into its own redis-server with these arguments, called unpipelined and
 //! # pipelined like SNOWFLAKE.NEXT.
-//! [peer "c-snowflake"]
-//! module = /home/me/build/snowflake.so
-//! load = 1 1
-//! command = SNOWFLAKE.GETID
-//! reply = id
+//! [peer.c-snowflake]
+//! module = "/home/me/build/snowflake.so"
+//! load = ["1", "1"]
+//! command = ["SNOWFLAKE.GETID"]
+//! reply = "id"
 //!
 //! # A Lua script: SCRIPT LOADed, then EVALSHA sha <args>; its reply is the ID's parts.
-//! [peer "lua-flake"]
-//! script = /home/me/lua/flake.lua
-//! args = 0
-//! reply = parts 41 10 12
+//! [peer.lua-flake]
+//! script = "/home/me/lua/flake.lua"
+//! args = ["0"]
+//! reply = "parts 41 10 12"
 //! ```
 //!
 //! `reply` is `id` (an integer, or a bulk string of digits), `first` (the first element of an
-//! array) or `parts W1 W2 ...` (an array of fields, most significant first, joined with those
-//! bit widths). Each peer runs on a plain redis-server with the flags our rows get, through the
-//! same client loop and the same checks (repeats, order, errors).
+//! array), `parts W1 W2 ...` (an array of fields, most significant first, joined with those
+//! bit widths) or `uuid` / `ulid`. Each peer runs on a plain redis-server with the flags our
+//! rows get, through the same client loop and the same checks (repeats, order, errors).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// How to read an ID from a reply.
@@ -76,64 +77,53 @@ pub struct Peer {
     pub reply: ReplyShape,
 }
 
-/// Reads a peers file.
-///
-/// # Errors
-/// The line that is not understood, or a peer missing a field, in words for the report.
-pub fn parse(text: &str) -> Result<Vec<Peer>, String> {
-    let mut peers = Vec::new();
-    let mut current: Option<(String, Vec<(String, String)>)> = None;
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(header) = line.strip_prefix("[peer ") {
-            let name = header
-                .strip_suffix(']')
-                .map(|h| h.trim().trim_matches('"').to_string())
-                .filter(|h| !h.is_empty())
-                .ok_or(format!("line {}: expected [peer \"name\"]", n + 1))?;
-            if let Some((name, fields)) = current.take() {
-                peers.push(peer(name, &fields)?);
-            }
-            current = Some((name, Vec::new()));
-            continue;
-        }
-        let (key, value) = line
-            .split_once('=')
-            .ok_or(format!("line {}: expected key = value", n + 1))?;
-        let (_, fields) = current.as_mut().ok_or(format!(
-            "line {}: a field before any [peer \"name\"]",
-            n + 1
-        ))?;
-        fields.push((key.trim().to_string(), value.trim().to_string()));
-    }
-    if let Some((name, fields)) = current {
-        peers.push(peer(name, &fields)?);
-    }
-    Ok(peers)
+/// The file, as TOML: a table of peers by name.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    peer: BTreeMap<String, Entry>,
 }
 
-fn peer(name: String, fields: &[(String, String)]) -> Result<Peer, String> {
-    let get = |key: &str| {
-        fields
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
-    let words = |key: &str| -> Vec<String> {
-        get(key)
-            .map(|v| v.split_whitespace().map(str::to_string).collect())
-            .unwrap_or_default()
-    };
-    let reply = match words("reply").as_slice() {
-        [] => ReplyShape::Ids,
-        [one] if one == "id" => ReplyShape::Ids,
-        [one] if one == "first" => ReplyShape::First,
-        [one] if one == "uuid" || one == "ulid" => ReplyShape::Text128,
-        [parts, widths @ ..] if parts == "parts" && !widths.is_empty() => ReplyShape::Parts(
+/// One `[peer.<name>]` table.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    module: Option<PathBuf>,
+    script: Option<PathBuf>,
+    #[serde(default)]
+    load: Vec<String>,
+    #[serde(default)]
+    command: Vec<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    reply: Option<String>,
+}
+
+/// Reads a peers file, in name order.
+///
+/// # Errors
+/// What is not understood (TOML's message, with its line), or a peer missing a field, in words
+/// for the report.
+pub fn parse(text: &str) -> Result<Vec<Peer>, String> {
+    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    file.peer
+        .into_iter()
+        .map(|(name, entry)| peer(name, entry))
+        .collect()
+}
+
+fn peer(name: String, entry: Entry) -> Result<Peer, String> {
+    let words: Vec<&str> = entry
+        .reply
+        .as_deref()
+        .map(|r| r.split_whitespace().collect())
+        .unwrap_or_default();
+    let reply = match words.as_slice() {
+        [] | ["id"] => ReplyShape::Ids,
+        ["first"] => ReplyShape::First,
+        ["uuid"] | ["ulid"] => ReplyShape::Text128,
+        ["parts", widths @ ..] if !widths.is_empty() => ReplyShape::Parts(
             widths
                 .iter()
                 .map(|w| {
@@ -144,22 +134,18 @@ fn peer(name: String, fields: &[(String, String)]) -> Result<Peer, String> {
         ),
         other => return Err(format!("peer {name}: unknown reply {}", other.join(" "))),
     };
-    let (kind, command) = match (get("module"), get("script")) {
-        (Some(path), None) => {
-            let command = words("command");
-            if command.is_empty() {
-                return Err(format!("peer {name}: a module peer needs command = ..."));
-            }
-            let load = words("load");
-            (
-                PeerKind::Module {
-                    path: path.into(),
-                    load,
-                },
-                command,
-            )
+    let (kind, command) = match (entry.module, entry.script) {
+        (Some(_), None) if entry.command.is_empty() => {
+            return Err(format!("peer {name}: a module peer needs command = [...]"))
         }
-        (None, Some(path)) => (PeerKind::Script { path: path.into() }, words("args")),
+        (Some(path), None) => (
+            PeerKind::Module {
+                path,
+                load: entry.load,
+            },
+            entry.command,
+        ),
+        (None, Some(path)) => (PeerKind::Script { path }, entry.args),
         _ => {
             return Err(format!(
                 "peer {name}: give exactly one of module = or script ="
@@ -240,8 +226,9 @@ mod tests {
     #[test]
     fn reads_modules_and_scripts() {
         let peers = parse(
-            "# peers\n[peer \"c\"]\nmodule = /m.so\nload = 1 1\ncommand = X.GETID\nreply = id\n\n\
-             [peer \"lua\"]\nscript = /f.lua  # mine\nargs = 0\nreply = parts 41 10 12\n",
+            "# peers\n[peer.c]\nmodule = \"/m.so\"\nload = [\"1\", \"1\"]\n\
+             command = [\"X.GETID\"]\nreply = \"id\"\n\n\
+             [peer.lua]\nscript = \"/f.lua\"  # mine\nargs = [\"0\"]\nreply = \"parts 41 10 12\"\n",
         )
         .unwrap();
         assert_eq!(peers.len(), 2);
@@ -260,9 +247,45 @@ mod tests {
             }
         );
         assert_eq!(peers[1].reply, ReplyShape::Parts(vec![41, 10, 12]));
-        assert!(parse("module = /m.so").is_err());
-        assert!(parse("[peer \"x\"]\nreply = id\n").is_err());
-        assert!(parse("[peer \"x\"]\nmodule = /m.so\n").is_err());
+    }
+
+    #[test]
+    fn the_readmes_example_reads() {
+        let readme = include_str!("../../../README.md");
+        let start = readme
+            .find("```toml\n# A module")
+            .expect("the README's peers example");
+        let block = &readme[start + "```toml\n".len()..];
+        let block = &block[..block.find("```").unwrap()];
+        let peers = parse(block).unwrap();
+        let names: Vec<&str> = peers.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["c-snowflake", "lua-flake"]);
+        assert_eq!(peers[1].reply, ReplyShape::Parts(vec![41, 5, 5, 12]));
+    }
+
+    #[test]
+    fn a_peer_file_that_is_not_understood_says_why() {
+        for (text, says) in [
+            ("module = \"/m.so\"", "unknown field"),
+            ("[peer.x]\nreply = \"id\"\n", "exactly one of"),
+            ("[peer.x]\nmodule = \"/m.so\"\n", "needs command"),
+            (
+                "[peer.x]\nscript = \"/f.lua\"\nreply = \"parts x\"\n",
+                "bad width x",
+            ),
+            (
+                "[peer.x]\nscript = \"/f.lua\"\nreply = \"sideways\"\n",
+                "unknown reply",
+            ),
+            (
+                "[peer.x]\nscript = \"/f.lua\"\nbogus = 1\n",
+                "unknown field",
+            ),
+            ("[peer \"x\"]\nscript = \"/f.lua\"\n", "line 1"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
     }
 
     #[test]

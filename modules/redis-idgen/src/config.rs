@@ -15,6 +15,7 @@ use idgen_core::dateseq::{Calendar, DayCache};
 use idgen_core::sqid::{DEFAULT_ALPHABET, MAX_MIN_LENGTH};
 use idgen_core::{Layout, Lineage, Settings, SqidCodec, TWITTER_EPOCH_MS};
 
+use crate::error::shown;
 use crate::state;
 
 /// `idgen.worker-id`: worker (shard, machine) ID. Immutable. Default 0.
@@ -405,14 +406,6 @@ fn text_of(raw: &[u8]) -> Result<&str, String> {
         return Err("holds a NUL byte".into());
     }
     std::str::from_utf8(raw).map_err(|_| "is not UTF-8".into())
-}
-
-/// A value as it may appear in a message: quoted, escaped, and cut short.
-pub fn shown(raw: &[u8]) -> String {
-    const MAX: usize = 64;
-    let cut = &raw[..raw.len().min(MAX)];
-    let more = if raw.len() > MAX { "..." } else { "" };
-    format!("'{}{more}'", cut.escape_ascii())
 }
 
 fn read(cell: &Mutex<String>) -> String {

@@ -4,8 +4,6 @@ use idgen_core::dateseq::{KeyError, ValueError};
 use idgen_core::lease::LeaseError;
 use idgen_core::{GenerateError, SqidError};
 
-use crate::ffi::ctx::Ctx;
-
 /// An error reply. Nothing was issued or written when a command returns one.
 #[derive(Debug)]
 pub enum CommandError {
@@ -77,7 +75,7 @@ impl CommandError {
 
     /// `arg` is not an integer.
     pub fn not_an_integer(arg: &[u8]) -> Self {
-        CommandError::NotAnInteger(crate::config::shown(arg))
+        CommandError::NotAnInteger(shown(arg))
     }
 
     /// The Redis error text, code first.
@@ -127,14 +125,14 @@ impl CommandError {
             CommandError::Sqid(e) => format!("ERR {e}"),
         }
     }
+}
 
-    /// Sends this error as the reply.
-    pub fn reply(&self, ctx: &Ctx) {
-        match self {
-            CommandError::WrongArity => ctx.reply_wrong_arity(),
-            other => ctx.reply_error(&other.text()),
-        }
-    }
+/// A value as it may appear in a message: quoted, escaped, and cut short.
+pub fn shown(raw: &[u8]) -> String {
+    const MAX: usize = 64;
+    let cut = &raw[..raw.len().min(MAX)];
+    let more = if raw.len() > MAX { "..." } else { "" };
+    format!("'{}{more}'", cut.escape_ascii())
 }
 
 impl From<GenerateError> for CommandError {

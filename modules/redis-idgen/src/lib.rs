@@ -121,7 +121,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         reservation::durable_until(),
     );
     let state =
-        state::State::new(ids, days, sqids, workerid::fence_from_now()).inspect_err(|_| {
+        state::State::new(ids, days, sqids, role::lease_fence_from_now()).inspect_err(|_| {
             // The module is about to be unloaded: its thread must not outlive its code.
             reservation::stop();
         })?;

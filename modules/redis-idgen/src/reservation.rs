@@ -137,7 +137,7 @@ fn read(path: &Path) -> Result<Left, String> {
                  9999): this module never writes that; fix or remove the file only if you know \
                  the last ID this server issued",
                 path.display(),
-                crate::config::shown(time.as_bytes())
+                crate::error::shown(time.as_bytes())
             )
         })?;
     let rest = rest.trim();

@@ -124,7 +124,7 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
     let value = parse(raw, form)?;
     let (unix_ms, random) = form
         .decompose(value)
-        .map_err(|e| CommandError::OutOfRange(format!("{} is {e}", crate::config::shown(raw))))?;
+        .map_err(|e| CommandError::OutOfRange(format!("{} is {e}", crate::error::shown(raw))))?;
     let iso = Timestamp::from_millisecond(unix_ms as i64)
         .map(|t| format!("{t:.3}"))
         .unwrap_or_default();
@@ -140,7 +140,7 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
 
 /// The 128 bits of a UUID or ULID in text, refusing what its specification calls invalid.
 fn parse(raw: &[u8], form: Form128) -> Result<u128, CommandError> {
-    let shown = crate::config::shown(raw);
+    let shown = crate::error::shown(raw);
     let bad = |why: String| CommandError::OutOfRange(format!("{shown} is {why}"));
     Ok(match form {
         // RFC 9562's text form only: 8-4-4-4-12 hex digits (any case), not the braced, URN or

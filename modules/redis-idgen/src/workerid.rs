@@ -24,16 +24,6 @@ use crate::{eviction, role, state};
 /// Pool size when ACQUIRE names none: Twitter's 10 node bits.
 pub const DEFAULT_MAX: u32 = 1024;
 
-/// The fence lease grants start above when this server loads or is promoted: now plus the
-/// horizon. The namespaces it holds may lack renewals that reached only an older copy (a
-/// restore, an AOF without `appendfsync always`, a replica behind its primary), and a holder
-/// that made them may issue IDs up to a horizon past its last one.
-pub fn fence_from_now() -> i64 {
-    SystemClock
-        .now_ms()
-        .saturating_add(WORKERID_HORIZON_MS.load(Ordering::Relaxed))
-}
-
 /// `WORKERID.ACQUIRE ns TTL ms [MAX n]`: `[worker_id, token, expires_at_ms, start_above_ms]`.
 pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     if !(4..=6).contains(&args.len()) {

@@ -41,7 +41,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx, load_args: &[&[u8]]) -> Result<()
             let known: Vec<_> = SETTINGS.iter().map(|s| s.name).collect();
             format!(
                 "unknown load argument {}; known: {}",
-                crate::config::shown(pair[0]),
+                crate::error::shown(pair[0]),
                 known.join(", ")
             )
         })?;

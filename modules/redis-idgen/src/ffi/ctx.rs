@@ -200,7 +200,7 @@ impl<'a> Args<'a> {
             let syntax = |why: &str| {
                 CommandError::OutOfRange(format!(
                     "syntax error: {} {why}",
-                    crate::config::shown(name)
+                    crate::error::shown(name)
                 ))
             };
             if seen[..n].iter().any(|s| s.eq_ignore_ascii_case(name)) {

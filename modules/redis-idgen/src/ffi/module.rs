@@ -40,8 +40,10 @@ pub fn dispatch(
     // SAFETY: Redis calls a command with its live context and `argc` live arguments, all valid
     // until the command returns; neither wrapper escapes this call.
     let (ctx, args) = unsafe { (Ctx::new(ctx), Args::new(argv, argc)) };
-    if let Err(e) = handler(&ctx, args) {
-        e.reply(&ctx);
+    match handler(&ctx, args) {
+        Ok(()) => {}
+        Err(CommandError::WrongArity) => ctx.reply_wrong_arity(),
+        Err(e) => ctx.reply_error(&e.text()),
     }
     raw::REDISMODULE_OK as c_int
 }

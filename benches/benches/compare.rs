@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use idgen_benches::compare::approach::{measure, Approach, Target, DATESEQ_DIGITS};
+use idgen_benches::compare::approach::{measure, Approach, Kind, Target, DATESEQ_DIGITS};
 use idgen_benches::compare::mariadb::MariaDb;
 use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
@@ -121,8 +121,9 @@ impl Setup {
             },
         };
         let in_process = |make| Target::InProcess(generators::stateless(make));
-        let row = |name: &str, target, bits, cap, node_death: &str, coordination| Approach {
+        let row = |name: &str, kind, target, bits, cap, node_death: &str, coordination| Approach {
             name: name.to_string(),
+            kind,
             target,
             bits,
             cap,
@@ -133,6 +134,7 @@ impl Setup {
         let peer_rows: Vec<Approach> = match &self.peers {
             Err(why) => vec![row(
                 "peers (IDGEN_PEERS)",
+                Kind::Network,
                 Target::Missing(why.clone()),
                 64,
                 "-",
@@ -157,6 +159,7 @@ impl Setup {
                     let name = format!("peer {} ({kind}, IDGEN_PEERS)", peer.name);
                     row(
                         &name,
+                        Kind::Network,
                         target,
                         64,
                         "as its layout allows",
@@ -170,6 +173,7 @@ impl Setup {
         let mut rows = vec![
             row(
                 "SNOWFLAKE.NEXT (module)",
+                Kind::Network,
                 resp(self.module.url(), &["SNOWFLAKE.NEXT"]),
                 64,
                 SNOWFLAKE_CAP,
@@ -178,6 +182,7 @@ impl Setup {
             ),
             row(
                 "SNOWFLAKE.NEXT COUNT 100 (module, batched)",
+                Kind::Batched,
                 resp(self.module.url(), &["SNOWFLAKE.NEXT", "COUNT", "100"]),
                 64,
                 SNOWFLAKE_CAP,
@@ -186,6 +191,7 @@ impl Setup {
             ),
             row(
                 "DATESEQ.NEXT (module)",
+                Kind::Network,
                 resp(self.module.url(), &["DATESEQ.NEXT", "compare"]),
                 64,
                 dateseq_cap,
@@ -194,6 +200,7 @@ impl Setup {
             ),
             row(
                 "DATESEQ.NEXT COUNT 100 (module, batched)",
+                Kind::Batched,
                 resp(
                     self.module.url(),
                     &["DATESEQ.NEXT", "compare-bulk", "COUNT", "100"],
@@ -205,6 +212,7 @@ impl Setup {
             ),
             row(
                 "date sequence by the client: INCR + EXPIRE, plain redis-server",
+                Kind::Network,
                 Target::DateSeqByClient {
                     url: self.plain.url(),
                     prefix: "compare-client".into(),
@@ -216,6 +224,7 @@ impl Setup {
             ),
             row(
                 "TICKET.NEXT, one ticket-server",
+                Kind::Network,
                 resp(self.single.url(), &["TICKET.NEXT"]),
                 64,
                 "disk-bound blocks; no cap per ms",
@@ -224,6 +233,7 @@ impl Setup {
             ),
             row(
                 "TICKET.NEXT, odd/even pair, round robin",
+                Kind::Network,
                 Target::RoundRobin(Arc::clone(&self.pair)),
                 64,
                 "no cap per ms",
@@ -232,6 +242,7 @@ impl Setup {
             ),
             row(
                 "prefetching ticket client (in process, blocks of 1M from the pair)",
+                Kind::InProcess,
                 Target::InProcess(generators::prefetch(Arc::clone(&self.prefetch))),
                 64,
                 "no cap per ms",
@@ -240,6 +251,7 @@ impl Setup {
             ),
             row(
                 "leased Snowflake generator (in process, worker-id leased from the module)",
+                Kind::InProcess,
                 match &self.leased {
                     Ok(g) => Target::InProcess(generators::leased(Arc::clone(g))),
                     Err(why) => Target::Missing(format!("no lease: {why}")),
@@ -251,6 +263,7 @@ impl Setup {
             ),
             row(
                 "idgen-core Snowflake (in process, held to the clock)",
+                Kind::InProcess,
                 Target::InProcess(generators::snowflake(0)),
                 64,
                 SNOWFLAKE_CAP,
@@ -259,6 +272,7 @@ impl Setup {
             ),
             row(
                 "idgen-core Snowflake (in process, uncapped: borrows up to a day ahead)",
+                Kind::InProcess,
                 Target::InProcess(generators::snowflake(86_400_000)),
                 64,
                 "uncapped while it borrows ahead (not comparable with capped rows)",
@@ -267,6 +281,7 @@ impl Setup {
             ),
             row(
                 "rs-snowflake 0.6 real_time_generate (in process)",
+                Kind::InProcess,
                 Target::InProcess(generators::rs_snowflake()),
                 64,
                 SNOWFLAKE_CAP,
@@ -275,6 +290,7 @@ impl Setup {
             ),
             row(
                 "snowflaked 1.x (in process)",
+                Kind::InProcess,
                 Target::InProcess(generators::snowflaked()),
                 64,
                 SNOWFLAKE_CAP,
@@ -283,6 +299,7 @@ impl Setup {
             ),
             row(
                 "ferroid 0.8 BasicSnowflakeGenerator (in process)",
+                Kind::InProcess,
                 Target::InProcess(generators::ferroid()),
                 64,
                 SNOWFLAKE_CAP,
@@ -291,6 +308,7 @@ impl Setup {
             ),
             row(
                 "sonyflake 0.5 (in process)",
+                Kind::InProcess,
                 Target::InProcess(generators::sonyflake()),
                 64,
                 "256 per 10 ms per machine",
@@ -299,6 +317,7 @@ impl Setup {
             ),
             row(
                 "INCR, plain redis-server",
+                Kind::Baseline,
                 resp(self.plain.url(), &["INCR", "compare"]),
                 64,
                 "no cap per ms",
@@ -307,6 +326,7 @@ impl Setup {
             ),
             row(
                 "UUID v4 (uuid crate, in process)",
+                Kind::InProcess,
                 in_process(generators::uuid_v4),
                 128,
                 "none (random)",
@@ -315,6 +335,7 @@ impl Setup {
             ),
             row(
                 "UUID7.NEXT (module)",
+                Kind::Network,
                 resp(self.module.url(), &["UUID7.NEXT"]),
                 128,
                 "none (a random step within the ms)",
@@ -323,6 +344,7 @@ impl Setup {
             ),
             row(
                 "ULID.NEXT (module)",
+                Kind::Network,
                 resp(self.module.url(), &["ULID.NEXT"]),
                 128,
                 "none (a random step within the ms)",
@@ -331,6 +353,7 @@ impl Setup {
             ),
             row(
                 "UUID7.NEXT COUNT 100 (module, batched)",
+                Kind::Batched,
                 resp(self.module.url(), &["UUID7.NEXT", "COUNT", "100"]),
                 128,
                 "none (a random step within the ms)",
@@ -339,6 +362,7 @@ impl Setup {
             ),
             row(
                 "UUID v7 (uuid crate, in process)",
+                Kind::InProcess,
                 in_process(generators::uuid_v7),
                 128,
                 "none (random below the ms)",
@@ -347,6 +371,7 @@ impl Setup {
             ),
             row(
                 "ULID (ulid 1.x, in process)",
+                Kind::InProcess,
                 in_process(generators::ulid),
                 128,
                 "none (random below the ms)",
@@ -355,6 +380,7 @@ impl Setup {
             ),
             row(
                 "MongoDB ObjectId (bson crate, in process)",
+                Kind::InProcess,
                 in_process(generators::object_id),
                 96,
                 "2^24 per second per process",
@@ -363,6 +389,7 @@ impl Setup {
             ),
             row(
                 "Simpleflake (41 ms + 22 random bits, in process)",
+                Kind::InProcess,
                 Target::InProcess(generators::simpleflake()),
                 64,
                 "none; collisions likely past ~2,000 per ms",
@@ -371,6 +398,7 @@ impl Setup {
             ),
             row(
                 "Flickr original: 2 MariaDB, REPLACE INTO",
+                Kind::Network,
                 match &self.flickr {
                     Ok((a, b)) => Target::Flickr(vec![a.url(), b.url()]),
                     Err(why) => Target::Missing(why.clone()),
@@ -382,6 +410,7 @@ impl Setup {
             ),
             row(
                 "Instagram original: PL/pgSQL next_id() on PostgreSQL",
+                Kind::Network,
                 match &self.instagram {
                     Ok(pg) => Target::Postgres(pg.url()),
                     Err(why) => Target::Missing(why.clone()),
@@ -484,6 +513,7 @@ fn run_approach(
     let results = result.map(|()| measurements);
     let props = Properties {
         name: approach.name.clone(),
+        kind: approach.kind,
         bits: approach.bits,
         cap: approach.cap.to_string(),
         out_of_order: sample.as_deref().map(properties::out_of_order),
@@ -498,6 +528,7 @@ fn run_approach(
     };
     let row = Row {
         name: approach.name.clone(),
+        kind: approach.kind,
         results,
     };
     (row, props)

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use idgen_benches::compare::approach::{measure, Approach, Target};
+use idgen_benches::compare::approach::{measure, Approach, Kind, Target};
 use idgen_benches::compare::{peers, Budget};
 
 /// The peer described by `file_text`, started, and the row that measures it (the server is
@@ -13,6 +13,7 @@ fn started(file_text: &str) -> (idgen_tests::Server, Approach) {
     let peer = peers::parse(file_text).unwrap().remove(0);
     let (server, command) = peers::start(&peer).unwrap();
     let approach = Approach {
+        kind: Kind::Network,
         name: peer.name.clone(),
         target: Target::Resp {
             url: server.url(),

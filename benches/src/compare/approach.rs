@@ -52,6 +52,8 @@ impl Target {
 /// One row of the comparison.
 pub struct Approach {
     pub name: String,
+    /// Where it makes its IDs: how the report groups it.
+    pub kind: Kind,
     pub target: Target,
     /// Bits per ID.
     pub bits: u32,
@@ -59,6 +61,26 @@ pub struct Approach {
     pub cap: &'static str,
     pub node_death: String,
     pub coordination: &'static str,
+}
+
+/// Where an approach makes its IDs, for the report's questions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// INCR on a plain redis-server: what every ratio is measured against.
+    Baseline,
+    /// One ID per request, over the network.
+    Network,
+    /// Many IDs per request, over the network (COUNT).
+    Batched,
+    /// Made in this process: no network.
+    InProcess,
+}
+
+impl Kind {
+    /// Whether its IDs come over the network.
+    pub fn over_network(self) -> bool {
+        self != Kind::InProcess
+    }
 }
 
 /// The digits DATESEQ.NEXT's counter gets in the comparison (as `idgen.dateseq-digits`).

@@ -83,6 +83,7 @@ pub struct Measurement {
 #[derive(Clone, Debug)]
 pub struct Row {
     pub name: String,
+    pub kind: approach::Kind,
     pub results: Result<Vec<Measurement>, String>,
 }
 

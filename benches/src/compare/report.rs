@@ -2,12 +2,15 @@
 
 use std::fmt::Write;
 
+use super::approach::Kind;
 use super::{enough_samples, Measurement, Row, SAMPLE_CONNECTIONS};
 
 /// One approach's properties: measured where they can be, stated where they cannot.
 #[derive(Clone, Debug)]
 pub struct Properties {
     pub name: String,
+    /// Where it makes its IDs.
+    pub kind: Kind,
     /// Bits per ID.
     pub bits: u32,
     /// The most IDs per second it can issue by design.
@@ -56,7 +59,7 @@ fn percentile(m: &Measurement, index: usize) -> String {
 
 /// INCR's rate in the same scenario (in-process rows: the same connections, unpipelined).
 fn incr_rate(rows: &[Row], m: &Measurement) -> Option<f64> {
-    let incr = rows.iter().find(|r| r.name.starts_with("INCR"))?;
+    let incr = rows.iter().find(|r| r.kind == Kind::Baseline)?;
     let ms = incr.results.as_ref().ok()?;
     ms.iter()
         .find(|i| i.connections == m.connections && i.pipeline == m.pipeline)
@@ -174,7 +177,7 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
             .find(|m| m.connections == c && m.pipeline == p)
             .cloned()
     };
-    let over_network = |row: &&Row| !row.name.contains("in process");
+    let over_network = |row: &&Row| row.kind.over_network();
     let best = |label: &str, pick: &dyn Fn(&Row) -> Option<(f64, String)>, high: bool| {
         let winner = rows
             .iter()
@@ -202,7 +205,7 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
     s.push_str(&best(
         "fastest single call over the network (one ID per request, 1 connection, unpipelined)",
         &|r| {
-            let single = over_network(&r) && !r.name.contains("batched");
+            let single = over_network(&r) && r.kind != Kind::Batched;
             let m = scenario(r, 1, 1).filter(|_| single)?;
             Some((
                 m.ids_per_s,
@@ -302,13 +305,13 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
     );
     let least = props
         .iter()
-        .filter(|p| !p.name.contains("in process"))
+        .filter(|p| p.kind.over_network())
         .filter_map(|p| p.k)
         .min();
     let _ = writeln!(
         s,
         "| most nearly time-ordered across clients | {} | k-ordering {} over {SAMPLE_CONNECTIONS} connections (every ID within k places of its sorted place) |",
-        listed(&|p| least.is_some() && p.k == least && !p.name.contains("in process")),
+        listed(&|p| least.is_some() && p.k == least && p.kind.over_network()),
         least.map_or("-".into(), |k| k.to_string()),
     );
     s

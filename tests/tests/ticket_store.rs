@@ -72,18 +72,6 @@ fn a_floor_at_the_end_of_the_range_is_exhausted_never_wrapped() {
 }
 
 #[test]
-fn a_huge_block_saturates_instead_of_wrapping() {
-    let dir = data_dir("ticket-huge-block");
-    let server = TicketServer::start(1, 2, &dir, &["--block", &u64::MAX.to_string()]);
-    let mut con = server.connection();
-    let tickets: Vec<u64> = (0..3)
-        .map(|_| cmd(&["TICKET.NEXT"]).query(&mut con).unwrap())
-        .collect();
-    assert_eq!(tickets, [1, 3, 5]);
-    drop(server);
-}
-
-#[test]
 fn highest_refuses_a_blank_wrong_or_foreign_directory() {
     let root = data_dir("ticket-highest");
     let blank = root.join("blank");

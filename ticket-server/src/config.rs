@@ -57,21 +57,27 @@ pub enum ConfigError {
     NoClients,
 }
 
+/// Checks that server `offset` of a set of `increment` exists: 1 <= offset <= increment.
+///
+/// # Errors
+/// [`ConfigError::NoServers`] or [`ConfigError::Offset`].
+pub fn check_step(offset: u64, increment: u64) -> Result<(), ConfigError> {
+    if increment == 0 {
+        return Err(ConfigError::NoServers);
+    }
+    if offset == 0 || offset > increment {
+        return Err(ConfigError::Offset { offset, increment });
+    }
+    Ok(())
+}
+
 impl Config {
     /// Checks the rules every server must satisfy.
     ///
     /// # Errors
     /// The first rule broken, naming its flag.
     pub fn validate(self) -> Result<Self, ConfigError> {
-        if self.increment == 0 {
-            return Err(ConfigError::NoServers);
-        }
-        if self.offset == 0 || self.offset > self.increment {
-            return Err(ConfigError::Offset {
-                offset: self.offset,
-                increment: self.increment,
-            });
-        }
+        check_step(self.offset, self.increment)?;
         if self.block == 0 {
             return Err(ConfigError::EmptyBlock);
         }

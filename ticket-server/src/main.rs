@@ -10,7 +10,9 @@ use tokio::net::TcpListener;
 
 use idgen_core::SqidCodec;
 use ticket_server::client::RoundRobin;
-use ticket_server::config::{Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S};
+use ticket_server::config::{
+    check_step, Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S,
+};
 use ticket_server::shared::Shared;
 use ticket_server::store::{highest_handed_out, Start, Step, Store};
 
@@ -250,11 +252,8 @@ async fn main() -> Result<()> {
             increment,
             start_above,
         } => {
+            check_step(offset, increment)?;
             let step = Step { offset, increment };
-            anyhow::ensure!(
-                increment >= 1 && (1..=increment).contains(&offset),
-                "--offset {offset} must be between 1 and --increment ({increment})"
-            );
             let start = start_above.map_or(Start::Init, Start::Above);
             let store = Store::open(&data_dir, step, DEFAULT_BLOCK, start)
                 .with_context(|| format!("cannot make a ticket store in {}", data_dir.display()))?;

@@ -36,6 +36,8 @@ pub fn write(info: &Info) {
         }
         info.text("dateseq_timezone", s.days.calendar().name());
         info.int("dateseq_promotions", s.fence.term() as i64);
+        info.int("workerid_fence_ms", s.lease_fence_ms);
+        info.int("workerid_namespaces_known", s.lease_seen.len() as i64);
     }
     info.int("reserved_until_ms", reservation::durable_until());
     info.text("maxmemory_policy", &eviction::policy());
@@ -52,10 +54,6 @@ pub fn write(info: &Info) {
         "workerid_horizon_ms",
         config::WORKERID_HORIZON_MS.load(Ordering::Relaxed),
     );
-    if let Some(s) = state::try_lock() {
-        info.int("workerid_fence_ms", s.lease_fence_ms);
-        info.int("workerid_namespaces_known", s.lease_seen.len() as i64);
-    }
     if let Some((conflict, heard)) = cluster::status() {
         info.text("worker_id_conflict", &conflict);
         info.int("cluster_nodes_heard", heard as i64);

@@ -17,7 +17,7 @@ use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
-    generators, instructions, is_properties_sample, properties, svg, Budget, Row, CONNECTIONS,
+    generators, instructions, is_properties_sample, plot, properties, Budget, Row, CONNECTIONS,
     PIPELINES, SAMPLE_CONNECTIONS,
 };
 use idgen_client::{LeaseOptions, LeasedGenerator};
@@ -701,13 +701,13 @@ fn write_report(
             .collect();
         std::fs::write(
             out.join(format!("throughput-{depth}.svg")),
-            svg::lines(
+            plot::lines(
                 &format!("IDs per second, {depth} in flight per connection (threads in process)"),
                 "connections",
                 "IDs/s (log scale)",
                 &xs,
                 &throughput,
-            ),
+            )?,
         )?;
     }
     let levels = ["p50", "p90", "p99", "p99.9"];
@@ -737,13 +737,13 @@ fn write_report(
     let levels: Vec<String> = levels.iter().map(|l| l.to_string()).collect();
     std::fs::write(
         out.join("latency-tail.svg"),
-        svg::lines(
+        plot::lines(
             "Round-trip latency tail, 16 connections, unpipelined",
             "percentile",
             "µs (log scale)",
             &levels,
             &tails,
-        ),
+        )?,
     )?;
 
     let mut md = String::new();

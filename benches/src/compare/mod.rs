@@ -7,10 +7,10 @@ pub mod generators;
 pub mod instructions;
 pub mod mariadb;
 pub mod peers;
+pub mod plot;
 pub mod postgres;
 pub mod properties;
 pub mod report;
-pub mod svg;
 
 use std::time::Duration;
 

@@ -1,80 +1,30 @@
 //! The `idgen.*` configuration: readable with CONFIG GET, set as load arguments
 //! (`--loadmodule libredis_idgen.so worker-id 3`) or in redis.conf (`idgen.worker-id 3`).
 //!
-//! [`SETTINGS`] lists every setting once: its name, default, limits, and what a new value does.
+//! [`SETTINGS`] lists every setting once, one row each: its name, default, limits, where its
+//! value lives in [`Config`], and what a new value changes on a running server ([`Effect`]).
 //! Settings that would let IDs repeat if changed on a running server (worker-id, datacenter-id,
 //! epoch, layout, state-file) are immutable: CONFIG SET refuses them. The others apply at once.
-//! Every value is checked here, whichever way it arrives; a bad one is an error, never a crash
-//! ([`crate::ffi::config`] registers the table with Redis).
+//! Every value is checked here, whichever way it arrives; a bad one is an error, never a crash.
+//! This file knows nothing of Redis: `crate::registration` hands the table to it.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 
-use idgen_core::dateseq::{Calendar, DayCache};
+use idgen_core::dateseq::Calendar;
 use idgen_core::sqid::{DEFAULT_ALPHABET, MAX_MIN_LENGTH};
-use idgen_core::{Layout, Lineage, Settings, SqidCodec, TWITTER_EPOCH_MS};
+use idgen_core::{Layout, Settings, SqidCodec, TWITTER_EPOCH_MS};
 
 use crate::error::shown;
-use crate::state;
 
-/// `idgen.worker-id`: worker (shard, machine) ID. Immutable. Default 0.
-pub static WORKER_ID: AtomicI64 = AtomicI64::new(0);
-/// `idgen.datacenter-id`: datacenter ID. Immutable. Default 0.
-pub static DATACENTER_ID: AtomicI64 = AtomicI64::new(0);
-/// `idgen.epoch`: custom epoch in ms since 1970. Immutable. Default [`LAYOUTS_EPOCH`]: the
-/// layout profile's own (Sonyflake's for `sonyflake`, ...), Twitter's for a spelled-out layout;
-/// resolved at load and stored back, so CONFIG GET shows the epoch in force.
-pub static EPOCH: AtomicI64 = AtomicI64::new(LAYOUTS_EPOCH);
 /// The value of `idgen.epoch` that means "the layout's own epoch".
 pub const LAYOUTS_EPOCH: i64 = -1;
-/// Whether `idgen.epoch` was set, rather than taken from the layout (known once resolved).
-static EPOCH_SET: AtomicBool = AtomicBool::new(false);
-/// `idgen.accept-id-overlap`: start even when the state file says this server issued IDs under
-/// another layout or epoch that the new settings' IDs may equal. Immutable. Default no.
-pub static ACCEPT_OVERLAP: AtomicBool = AtomicBool::new(false);
-/// `idgen.layout`: twitter, instagram, sonyflake, js53, or a spec. Immutable. Default twitter.
-pub static LAYOUT: Mutex<String> = Mutex::new(String::new());
-/// `idgen.state-file`: where the restart-safety reservation lives; empty turns it off. A
-/// relative path is resolved against Redis's `dir` once, at load, and shown absolute after.
-/// Immutable. Default [`DEFAULT_STATE_FILE`].
-pub static STATE_FILE: Mutex<String> = Mutex::new(String::new());
 /// Default of `idgen.state-file`.
 pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
-/// `idgen.sequence-random-start`: start each tick's sequence at random. Default no.
-pub static RANDOM_START: AtomicBool = AtomicBool::new(false);
-/// `idgen.max-drift-ms`: how far IDs may run ahead of the clock before refusing. Default 1000.
-pub static MAX_DRIFT_MS: AtomicI64 = AtomicI64::new(idgen_core::DEFAULT_MAX_DRIFT_MS as i64);
-/// `idgen.random-ids-on-replica`: UUID7.NEXT and ULID.NEXT answer on a replica too. Default no.
-pub static RANDOM_IDS_ON_REPLICA: AtomicBool = AtomicBool::new(false);
-/// `idgen.dateseq-timezone`: zone of DATESEQ dates. Default UTC.
-pub static DATESEQ_TIMEZONE: Mutex<String> = Mutex::new(String::new());
-/// `idgen.dateseq-ttl`: seconds a day's counter key outlives its day. Default 2 days.
-pub static DATESEQ_TTL: AtomicI64 = AtomicI64::new(DEFAULT_TTL_S);
-/// `idgen.dateseq-digits`: default DIGITS of DATESEQ. Default 6.
-pub static DATESEQ_DIGITS: AtomicI64 = AtomicI64::new(idgen_core::dateseq::DEFAULT_DIGITS as i64);
-
-/// `idgen.dateseq-failover-gap`: values each counter skips on its first use after this node is
-/// promoted to primary, covering what the old primary acknowledged but never replicated.
-/// Default [`DEFAULT_FAILOVER_GAP`]; 0 turns it off.
-pub static DATESEQ_FAILOVER_GAP: AtomicI64 = AtomicI64::new(DEFAULT_FAILOVER_GAP);
-
-/// `idgen.workerid-horizon-ms`: the longest lease TTL, and how far past the coordinator's clock
-/// a holder may record an UNTIL: lease grants start this far above a load, a promotion or a
-/// namespace found reset. Default [`idgen_core::lease::DEFAULT_HORIZON_MS`].
-pub static WORKERID_HORIZON_MS: AtomicI64 = AtomicI64::new(idgen_core::lease::DEFAULT_HORIZON_MS);
-/// `idgen.accept-eviction`: serve DATESEQ and WORKERID even when `maxmemory-policy` can evict
-/// their keys (which repeats values). Default no.
-pub static ACCEPT_EVICTION: AtomicBool = AtomicBool::new(false);
-
-/// `idgen.sqids-alphabet`: the letters of SQIDS replies and IDGEN.ENCODE, in the order that
-/// makes them (shuffle it: the order is the secret). Default letters and digits.
-pub static SQIDS_ALPHABET: Mutex<String> = Mutex::new(String::new());
-/// `idgen.sqids-min-length`: Sqids are padded to at least this many characters. Default 0.
-pub static SQIDS_MIN_LENGTH: AtomicI64 = AtomicI64::new(0);
-
 /// Default of `idgen.dateseq-failover-gap`: a second of writes at 10,000 values/s.
 pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
+/// Most values one `DATESEQ.NEXT ... COUNT n` reserves, and the largest failover gap.
+pub const MAX_DATESEQ_COUNT: i64 = 1_000_000_000;
 /// Default of `idgen.dateseq-ttl`.
 pub const DEFAULT_TTL_S: i64 = 2 * 86_400;
 /// Shortest `idgen.dateseq-ttl`: an hour, so a clock a little behind still finds yesterday's key.
@@ -86,6 +36,73 @@ pub const MAX_NODE_ID: i64 = 1 << 22;
 /// Longest string value accepted: longer than any path, zone or layout spec needs.
 pub const MAX_STRING_LEN: usize = 4096;
 
+/// Every `idgen.*` value, as CONFIG GET shows it. Made once at load and kept for the life of
+/// the process; integers and booleans are atomics, so commands read them without a lock.
+#[derive(Default)]
+pub struct Config {
+    /// `idgen.worker-id`: worker (shard, machine) ID.
+    pub worker_id: AtomicI64,
+    /// `idgen.datacenter-id`: datacenter ID.
+    pub datacenter_id: AtomicI64,
+    /// `idgen.epoch`: custom epoch in ms since 1970, or [`LAYOUTS_EPOCH`]: the layout
+    /// profile's own (Sonyflake's for `sonyflake`, ...), Twitter's for a spelled-out layout;
+    /// resolved at load and stored back, so CONFIG GET shows the epoch in force.
+    pub epoch: AtomicI64,
+    /// Whether `idgen.epoch` was set, rather than taken from the layout (known once resolved).
+    pub epoch_set: AtomicBool,
+    /// `idgen.layout`: twitter, instagram, sonyflake, js53, or a spec.
+    pub layout: Mutex<String>,
+    /// `idgen.state-file`: where the restart-safety reservation lives; empty turns it off. A
+    /// relative path is resolved against Redis's `dir` once, at load, and shown absolute after.
+    pub state_file: Mutex<String>,
+    /// `idgen.accept-id-overlap`: start even when the state file says this server issued IDs
+    /// under another layout or epoch that the new settings' IDs may equal.
+    pub accept_overlap: AtomicBool,
+    /// `idgen.max-drift-ms`: how far IDs may run ahead of the clock before refusing.
+    pub max_drift_ms: AtomicI64,
+    /// `idgen.sequence-random-start`: start each tick's sequence at random.
+    pub random_start: AtomicBool,
+    /// `idgen.random-ids-on-replica`: UUID7.NEXT and ULID.NEXT answer on a replica too.
+    pub random_ids_on_replica: AtomicBool,
+    /// `idgen.dateseq-timezone`: zone of DATESEQ dates.
+    pub dateseq_timezone: Mutex<String>,
+    /// `idgen.dateseq-ttl`: seconds a day's counter key outlives its day.
+    pub dateseq_ttl: AtomicI64,
+    /// `idgen.dateseq-digits`: default DIGITS of DATESEQ.
+    pub dateseq_digits: AtomicI64,
+    /// `idgen.dateseq-failover-gap`: values each counter skips on its first use after this node
+    /// is promoted to primary, covering what the old primary acknowledged but never replicated;
+    /// 0 turns it off.
+    pub dateseq_failover_gap: AtomicI64,
+    /// `idgen.workerid-horizon-ms`: the longest lease TTL, and how far past the coordinator's
+    /// clock a holder may record an UNTIL: lease grants start this far above a load, a
+    /// promotion or a namespace found reset.
+    pub workerid_horizon_ms: AtomicI64,
+    /// `idgen.accept-eviction`: serve DATESEQ and WORKERID even when `maxmemory-policy` can
+    /// evict their keys (which repeats values).
+    pub accept_eviction: AtomicBool,
+    /// `idgen.sqids-alphabet`: the letters of SQIDS replies and IDGEN.ENCODE, in the order that
+    /// makes them (shuffle it: the order is the secret).
+    pub sqids_alphabet: Mutex<String>,
+    /// `idgen.sqids-min-length`: Sqids are padded to at least this many characters.
+    pub sqids_min_length: AtomicI64,
+}
+
+/// What a new value of a live setting changes in the running module, beyond the value itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Read where it is used: nothing to redo.
+    None,
+    /// The generators' drift limit.
+    MaxDrift,
+    /// The Snowflake generator's random sequence start.
+    RandomStart,
+    /// DATESEQ's calendar.
+    TimeZone,
+    /// The Sqid codec.
+    Sqids,
+}
+
 /// One `idgen.*` setting.
 pub struct Setting {
     /// The name without `idgen.`, as load arguments spell it.
@@ -94,159 +111,53 @@ pub struct Setting {
     pub live: bool,
     /// Its type, default, limits and storage.
     pub kind: Kind,
+    /// What a new value changes on a running server.
+    pub effect: Effect,
 }
 
-/// A setting's type, with its default, limits, storage and what a new value does.
+/// A setting's type, with its default, limits and where its value lives.
 pub enum Kind {
     /// An integer in `min..=max`.
     Int {
         default: i64,
         min: i64,
         max: i64,
-        cell: &'static AtomicI64,
-        apply: fn(i64),
+        cell: fn(&Config) -> &AtomicI64,
     },
     /// yes or no.
     Bool {
         default: bool,
-        cell: &'static AtomicBool,
-        apply: fn(bool),
+        cell: fn(&Config) -> &AtomicBool,
     },
-    /// A UTF-8 string without NUL bytes, at most [`MAX_STRING_LEN`] bytes, that `check` accepts.
+    /// A UTF-8 string without NUL bytes, at most [`MAX_STRING_LEN`] bytes, that `check`
+    /// accepts (given the rest of the configuration).
     Str {
         default: &'static str,
-        cell: &'static Mutex<String>,
-        check: fn(&str) -> Result<(), String>,
+        cell: fn(&Config) -> &Mutex<String>,
+        check: fn(&Config, &str) -> Result<(), String>,
     },
 }
 
-/// Every setting, in the order CONFIG GET idgen.* lists them.
+/// Every setting, one row each, in the order CONFIG GET idgen.* lists them.
+#[rustfmt::skip]
 pub static SETTINGS: &[Setting] = &[
-    int("worker-id", false, 0, 0, MAX_NODE_ID, &WORKER_ID, none),
-    int(
-        "datacenter-id",
-        false,
-        0,
-        0,
-        MAX_NODE_ID,
-        &DATACENTER_ID,
-        none,
-    ),
-    int(
-        "epoch",
-        false,
-        LAYOUTS_EPOCH,
-        LAYOUTS_EPOCH,
-        i64::MAX,
-        &EPOCH,
-        none,
-    ),
-    text("layout", false, "twitter", &LAYOUT, check_layout),
-    text("state-file", false, DEFAULT_STATE_FILE, &STATE_FILE, any),
-    Setting {
-        name: "accept-id-overlap",
-        live: false,
-        kind: Kind::Bool {
-            default: false,
-            cell: &ACCEPT_OVERLAP,
-            apply: |_| {},
-        },
-    },
-    int(
-        "max-drift-ms",
-        true,
-        idgen_core::DEFAULT_MAX_DRIFT_MS as i64,
-        0,
-        86_400_000,
-        &MAX_DRIFT_MS,
-        apply_max_drift,
-    ),
-    Setting {
-        name: "sequence-random-start",
-        live: true,
-        kind: Kind::Bool {
-            default: false,
-            cell: &RANDOM_START,
-            apply: apply_random_start,
-        },
-    },
-    Setting {
-        name: "random-ids-on-replica",
-        live: true,
-        kind: Kind::Bool {
-            default: false,
-            cell: &RANDOM_IDS_ON_REPLICA,
-            apply: |_| {},
-        },
-    },
-    text(
-        "dateseq-timezone",
-        true,
-        "UTC",
-        &DATESEQ_TIMEZONE,
-        apply_timezone,
-    ),
-    int(
-        "dateseq-ttl",
-        true,
-        DEFAULT_TTL_S,
-        MIN_TTL_S,
-        MAX_TTL_S,
-        &DATESEQ_TTL,
-        none,
-    ),
-    int(
-        "dateseq-digits",
-        true,
-        idgen_core::dateseq::DEFAULT_DIGITS as i64,
-        1,
-        idgen_core::dateseq::MAX_DIGITS as i64,
-        &DATESEQ_DIGITS,
-        none,
-    ),
-    int(
-        "dateseq-failover-gap",
-        true,
-        DEFAULT_FAILOVER_GAP,
-        0,
-        crate::dateseq::MAX_COUNT,
-        &DATESEQ_FAILOVER_GAP,
-        none,
-    ),
-    int(
-        "workerid-horizon-ms",
-        true,
-        idgen_core::lease::DEFAULT_HORIZON_MS,
-        idgen_core::lease::HORIZON_RANGE_MS.0,
-        idgen_core::lease::HORIZON_RANGE_MS.1,
-        &WORKERID_HORIZON_MS,
-        none,
-    ),
-    Setting {
-        name: "accept-eviction",
-        live: true,
-        kind: Kind::Bool {
-            default: false,
-            cell: &ACCEPT_EVICTION,
-            apply: |_| {},
-        },
-    },
-    text(
-        "sqids-alphabet",
-        true,
-        DEFAULT_ALPHABET,
-        &SQIDS_ALPHABET,
-        apply_sqids_alphabet,
-    ),
-    int(
-        "sqids-min-length",
-        true,
-        0,
-        0,
-        MAX_MIN_LENGTH as i64,
-        &SQIDS_MIN_LENGTH,
-        apply_sqids_min_length,
-    ),
+    int("worker-id", false, 0, 0, MAX_NODE_ID, |c| &c.worker_id, Effect::None),
+    int("datacenter-id", false, 0, 0, MAX_NODE_ID, |c| &c.datacenter_id, Effect::None),
+    int("epoch", false, LAYOUTS_EPOCH, LAYOUTS_EPOCH, i64::MAX, |c| &c.epoch, Effect::None),
+    text("layout", false, "twitter", |c| &c.layout, check_layout, Effect::None),
+    text("state-file", false, DEFAULT_STATE_FILE, |c| &c.state_file, |_, _| Ok(()), Effect::None),
+    boolean("accept-id-overlap", false, |c| &c.accept_overlap, Effect::None),
+    int("max-drift-ms", true, idgen_core::DEFAULT_MAX_DRIFT_MS as i64, 0, 86_400_000, |c| &c.max_drift_ms, Effect::MaxDrift),
+    boolean("sequence-random-start", true, |c| &c.random_start, Effect::RandomStart),
+    boolean("random-ids-on-replica", true, |c| &c.random_ids_on_replica, Effect::None),
+    text("dateseq-timezone", true, "UTC", |c| &c.dateseq_timezone, check_zone, Effect::TimeZone),
+    int("dateseq-ttl", true, DEFAULT_TTL_S, MIN_TTL_S, MAX_TTL_S, |c| &c.dateseq_ttl, Effect::None),
+    int("dateseq-digits", true, idgen_core::dateseq::DEFAULT_DIGITS as i64, 1, idgen_core::dateseq::MAX_DIGITS as i64, |c| &c.dateseq_digits, Effect::None),
+    int("dateseq-failover-gap", true, DEFAULT_FAILOVER_GAP, 0, MAX_DATESEQ_COUNT, |c| &c.dateseq_failover_gap, Effect::None),
+    int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::None),
+    boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
+    text("sqids-alphabet", true, DEFAULT_ALPHABET, |c| &c.sqids_alphabet, check_alphabet, Effect::Sqids),
+    int("sqids-min-length", true, 0, 0, MAX_MIN_LENGTH as i64, |c| &c.sqids_min_length, Effect::Sqids),
 ];
 
 const fn int(
@@ -255,19 +166,38 @@ const fn int(
     default: i64,
     min: i64,
     max: i64,
-    cell: &'static AtomicI64,
-    apply: fn(i64),
+    cell: fn(&Config) -> &AtomicI64,
+    effect: Effect,
 ) -> Setting {
+    let kind = Kind::Int {
+        default,
+        min,
+        max,
+        cell,
+    };
     Setting {
         name,
         live,
-        kind: Kind::Int {
-            default,
-            min,
-            max,
-            cell,
-            apply,
-        },
+        kind,
+        effect,
+    }
+}
+
+const fn boolean(
+    name: &'static str,
+    live: bool,
+    cell: fn(&Config) -> &AtomicBool,
+    effect: Effect,
+) -> Setting {
+    let kind = Kind::Bool {
+        default: false,
+        cell,
+    };
+    Setting {
+        name,
+        live,
+        kind,
+        effect,
     }
 }
 
@@ -275,24 +205,21 @@ const fn text(
     name: &'static str,
     live: bool,
     default: &'static str,
-    cell: &'static Mutex<String>,
-    check: fn(&str) -> Result<(), String>,
+    cell: fn(&Config) -> &Mutex<String>,
+    check: fn(&Config, &str) -> Result<(), String>,
+    effect: Effect,
 ) -> Setting {
+    let kind = Kind::Str {
+        default,
+        cell,
+        check,
+    };
     Setting {
         name,
         live,
-        kind: Kind::Str {
-            default,
-            cell,
-            check,
-        },
+        kind,
+        effect,
     }
-}
-
-fn none(_: i64) {}
-
-fn any(_: &str) -> Result<(), String> {
-    Ok(())
 }
 
 impl Setting {
@@ -302,13 +229,11 @@ impl Setting {
     }
 
     /// Stores the built-in default.
-    pub fn set_default(&self) {
+    pub fn set_default(&self, config: &Config) {
         match &self.kind {
-            Kind::Int { default, .. } => self.set_int(*default),
-            Kind::Bool { default, .. } => self.set_bool(*default),
-            Kind::Str { default, cell, .. } => {
-                *cell.lock().unwrap_or_else(|p| p.into_inner()) = default.to_string()
-            }
+            Kind::Int { default, cell, .. } => cell(config).store(*default, Ordering::Relaxed),
+            Kind::Bool { default, cell } => cell(config).store(*default, Ordering::Relaxed),
+            Kind::Str { default, cell, .. } => *lock(cell(config)) = default.to_string(),
         }
     }
 
@@ -316,45 +241,29 @@ impl Setting {
     ///
     /// # Errors
     /// Why the value is refused, naming the setting; nothing is stored then.
-    pub fn set_from_bytes(&self, raw: &[u8]) -> Result<(), String> {
+    pub fn set_from_bytes(&self, config: &Config, raw: &[u8]) -> Result<(), String> {
         let fail = |why: String| format!("idgen.{} {}: {why}", self.name, shown(raw));
         match &self.kind {
-            Kind::Int { min, max, .. } => {
+            Kind::Int { min, max, cell, .. } => {
                 let n = text_of(raw)
                     .and_then(|t| t.parse::<i64>().map_err(|_| "not an integer".into()))
                     .map_err(fail)?;
                 if !(*min..=*max).contains(&n) {
                     return Err(fail(format!("must be between {min} and {max}")));
                 }
-                self.set_int(n);
+                cell(config).store(n, Ordering::Relaxed);
                 Ok(())
             }
-            Kind::Bool { .. } => {
+            Kind::Bool { cell, .. } => {
                 let on = match text_of(raw).map_err(fail)?.to_ascii_lowercase().as_str() {
                     "yes" => true,
                     "no" => false,
                     _ => return Err(fail("must be yes or no".into())),
                 };
-                self.set_bool(on);
+                cell(config).store(on, Ordering::Relaxed);
                 Ok(())
             }
-            Kind::Str { .. } => self.set_str(raw).map_err(fail),
-        }
-    }
-
-    /// Stores an integer Redis has already parsed and checked against the limits.
-    pub fn set_int(&self, n: i64) {
-        if let Kind::Int { cell, apply, .. } = &self.kind {
-            cell.store(n, Ordering::Relaxed);
-            apply(n);
-        }
-    }
-
-    /// Stores a boolean.
-    pub fn set_bool(&self, on: bool) {
-        if let Kind::Bool { cell, apply, .. } = &self.kind {
-            cell.store(on, Ordering::Relaxed);
-            apply(on);
+            Kind::Str { .. } => self.set_str(config, raw).map_err(fail),
         }
     }
 
@@ -362,38 +271,119 @@ impl Setting {
     ///
     /// # Errors
     /// Why the value is refused (without the setting's name); nothing is stored then.
-    pub fn set_str(&self, raw: &[u8]) -> Result<(), String> {
+    pub fn set_str(&self, config: &Config, raw: &[u8]) -> Result<(), String> {
         let Kind::Str { cell, check, .. } = &self.kind else {
             return Err("not a string setting".into());
         };
         let value = text_of(raw)?;
-        check(value)?;
-        *cell.lock().unwrap_or_else(|p| p.into_inner()) = value.to_string();
+        check(config, value)?;
+        *lock(cell(config)) = value.to_string();
+        Ok(())
+    }
+}
+
+impl Config {
+    /// Every setting at its default.
+    pub fn with_defaults() -> Config {
+        let config = Config::default();
+        for setting in SETTINGS {
+            setting.set_default(&config);
+        }
+        config
+    }
+
+    /// Applies load arguments: `name value` pairs.
+    ///
+    /// # Errors
+    /// An odd count, an unknown name (with the known ones) or a refused value.
+    pub fn apply_load_args(&self, args: &[&[u8]]) -> Result<(), String> {
+        if !args.len().is_multiple_of(2) {
+            return Err("load arguments must be 'name value' pairs".into());
+        }
+        for pair in args.chunks(2) {
+            // A typo must not silently leave a default: a wrong worker-id repeats another
+            // node's IDs.
+            let setting = Setting::find(pair[0]).ok_or_else(|| {
+                let known: Vec<_> = SETTINGS.iter().map(|s| s.name).collect();
+                format!(
+                    "unknown load argument {}; known: {}",
+                    shown(pair[0]),
+                    known.join(", ")
+                )
+            })?;
+            setting.set_from_bytes(self, pair[1])?;
+        }
         Ok(())
     }
 
-    /// The current integer value (0 for other kinds).
-    pub fn get_int(&self) -> i64 {
-        match &self.kind {
-            Kind::Int { cell, .. } => cell.load(Ordering::Relaxed),
-            _ => 0,
-        }
+    /// An integer setting's value.
+    pub fn int(&self, cell: fn(&Config) -> &AtomicI64) -> i64 {
+        cell(self).load(Ordering::Relaxed)
     }
 
-    /// The current boolean value (false for other kinds).
-    pub fn get_bool(&self) -> bool {
-        match &self.kind {
-            Kind::Bool { cell, .. } => cell.load(Ordering::Relaxed),
-            _ => false,
-        }
+    /// A boolean setting's value.
+    pub fn flag(&self, cell: fn(&Config) -> &AtomicBool) -> bool {
+        cell(self).load(Ordering::Relaxed)
     }
 
-    /// The current string value (empty for other kinds).
-    pub fn get_str(&self) -> String {
-        match &self.kind {
-            Kind::Str { cell, .. } => read(cell),
-            _ => String::new(),
+    /// A string setting's value.
+    pub fn text(&self, cell: fn(&Config) -> &Mutex<String>) -> String {
+        lock(cell(self)).clone()
+    }
+
+    /// Stores a string setting's value (one resolved at load).
+    pub fn set_text(&self, cell: fn(&Config) -> &Mutex<String>, value: String) {
+        *lock(cell(self)) = value;
+    }
+
+    /// The generator settings the configuration describes, resolving the epoch (stored back,
+    /// so that CONFIG GET shows the epoch in force).
+    ///
+    /// # Errors
+    /// A message naming the setting that is wrong; the generator checks the rest.
+    pub fn settings(&self) -> Result<Settings, String> {
+        let spec = self.text(|c| &c.layout);
+        let layout = Layout::parse(&spec).map_err(|e| format!("idgen.layout '{spec}': {e}"))?;
+        Ok(Settings {
+            layout,
+            epoch_ms: self.resolve_epoch(&spec),
+            datacenter_id: self.int(|c| &c.datacenter_id) as u64,
+            worker_id: self.int(|c| &c.worker_id) as u64,
+            random_start: self.flag(|c| &c.random_start),
+            max_drift_ms: self.int(|c| &c.max_drift_ms) as u64,
+        })
+    }
+
+    /// The epoch in force: `idgen.epoch` if set, else the layout profile's own (Twitter's for a
+    /// spelled-out layout).
+    fn resolve_epoch(&self, layout_spec: &str) -> i64 {
+        let set = self.int(|c| &c.epoch);
+        if set != LAYOUTS_EPOCH {
+            self.epoch_set.store(true, Ordering::Relaxed);
+            return set;
         }
+        let epoch = Layout::profile(layout_spec).map_or(TWITTER_EPOCH_MS, |p| p.epoch_ms);
+        self.epoch.store(epoch, Ordering::Relaxed);
+        epoch
+    }
+
+    /// The DATESEQ calendar the configuration describes.
+    ///
+    /// # Errors
+    /// The zone error's message.
+    pub fn calendar(&self) -> Result<Calendar, String> {
+        Calendar::new(&self.text(|c| &c.dateseq_timezone))
+            .map_err(|e| format!("idgen.dateseq-timezone: {e}"))
+    }
+
+    /// The Sqid codec the configuration describes.
+    ///
+    /// # Errors
+    /// The alphabet's error.
+    pub fn sqid_codec(&self) -> Result<SqidCodec, String> {
+        let min_length = self.int(|c| &c.sqids_min_length) as u8;
+        SqidCodec::new(&self.text(|c| &c.sqids_alphabet), min_length)
+            .map_err(|e| format!("idgen.sqids-alphabet: {e}"))
     }
 }
 
@@ -408,400 +398,26 @@ fn text_of(raw: &[u8]) -> Result<&str, String> {
     std::str::from_utf8(raw).map_err(|_| "is not UTF-8".into())
 }
 
-fn read(cell: &Mutex<String>) -> String {
-    cell.lock()
-        .map(|s| s.clone())
-        .unwrap_or_else(|p| p.into_inner().clone())
+/// A string cell, taken as it is even if a panic poisoned it (a panic aborts Redis anyway).
+fn lock(cell: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
+    cell.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn check_layout(spec: &str) -> Result<(), String> {
+fn check_layout(_: &Config, spec: &str) -> Result<(), String> {
     Layout::parse(spec).map(|_| ()).map_err(|e| e.to_string())
 }
 
-/// Checks the zone and, on a running server, switches DATESEQ to it.
-fn apply_timezone(zone: &str) -> Result<(), String> {
-    let calendar = Calendar::new(zone).map_err(|e| e.to_string())?;
-    if state::is_ready() {
-        state::with(|s| s.days = DayCache::new(calendar)).map_err(|e| e.text())?;
-    }
-    Ok(())
+fn check_zone(_: &Config, zone: &str) -> Result<(), String> {
+    Calendar::new(zone).map(|_| ()).map_err(|e| e.to_string())
 }
 
-/// Checks the alphabet and, on a running server, makes Sqids with it from now on.
-fn apply_sqids_alphabet(alphabet: &str) -> Result<(), String> {
-    let min_length = SQIDS_MIN_LENGTH.load(Ordering::Relaxed) as u8;
-    let codec = SqidCodec::new(alphabet, min_length).map_err(|e| e.to_string())?;
-    if state::is_ready() {
-        state::with(|s| s.sqids = codec).map_err(|e| e.text())?;
-    }
-    Ok(())
-}
-
-fn apply_sqids_min_length(min_length: i64) {
-    // The stored alphabet was checked when it was set.
-    if let Ok(codec) = SqidCodec::new(&read(&SQIDS_ALPHABET), min_length as u8) {
-        let _ = state::with(|s| s.sqids = codec);
-    }
-}
-
-fn apply_random_start(on: bool) {
-    let _ = state::with(|s| s.ids.set_random_start(on));
-}
-
-fn apply_max_drift(ms: i64) {
-    let _ = state::with(|s| {
-        s.ids.set_max_drift_ms(ms as u64);
-        s.uuid7.set_max_drift_ms(ms as u64);
-        s.ulid.set_max_drift_ms(ms as u64);
-    });
-}
-
-/// The generator settings the configuration describes.
-///
-/// # Errors
-/// A message naming the setting that is wrong; the generator checks the rest.
-pub fn settings() -> Result<Settings, String> {
-    let spec = read(&LAYOUT);
-    let layout = Layout::parse(&spec).map_err(|e| format!("idgen.layout '{spec}': {e}"))?;
-    Ok(Settings {
-        layout,
-        epoch_ms: resolve_epoch(&spec),
-        datacenter_id: DATACENTER_ID.load(Ordering::Relaxed) as u64,
-        worker_id: WORKER_ID.load(Ordering::Relaxed) as u64,
-        random_start: RANDOM_START.load(Ordering::Relaxed),
-        max_drift_ms: MAX_DRIFT_MS.load(Ordering::Relaxed) as u64,
-    })
-}
-
-/// The epoch in force: `idgen.epoch` if set, else the layout profile's own (Twitter's for a
-/// spelled-out layout). Stored back, so that CONFIG GET shows it.
-fn resolve_epoch(layout_spec: &str) -> i64 {
-    let set = EPOCH.load(Ordering::Relaxed);
-    if set != LAYOUTS_EPOCH {
-        EPOCH_SET.store(true, Ordering::Relaxed);
-        return set;
-    }
-    let epoch = Layout::profile(layout_spec).map_or(TWITTER_EPOCH_MS, |p| p.epoch_ms);
-    EPOCH.store(epoch, Ordering::Relaxed);
-    epoch
-}
-
-/// Checks that IDs issued under `now` carry on above those the state file says were issued
-/// before `floor_ms` under `recorded` (its lineage words; `None` in a file written before
-/// lineages were recorded, whose IDs used the configured epoch if one was set, else Twitter's,
-/// the only default then). `idgen.accept-id-overlap yes` turns a refusal into a warning.
-///
-/// # Errors
-/// Why the module must not start: the overlap, and what to do about it.
-pub fn check_lineage(
-    floor_ms: i64,
-    recorded: Option<&str>,
-    now: &Lineage,
-    now_ms: i64,
-) -> Result<Option<String>, String> {
-    let issued = match recorded {
-        Some(words) => Lineage::parse_record(words).map_err(|e| {
-            format!(
-                "idgen.state-file {} holds a lineage this module cannot read: {e}",
-                read(&STATE_FILE)
-            )
-        })?,
-        None => Lineage {
-            layout: now.layout.clone(),
-            epoch_ms: if EPOCH_SET.load(Ordering::Relaxed) {
-                now.epoch_ms
-            } else {
-                TWITTER_EPOCH_MS
-            },
-        },
-    };
-    let Err(overlap) = now.carries_on_from(&issued, floor_ms, now_ms) else {
-        return Ok(None);
-    };
-    let why = format!(
-        "idgen.state-file says this server issued IDs under layout {} epoch {} until {floor_ms} \
-         ms; under layout {} epoch {} {overlap}",
-        issued.layout, issued.epoch_ms, now.layout, now.epoch_ms
-    );
-    if ACCEPT_OVERLAP.load(Ordering::Relaxed) {
-        return Ok(Some(format!(
-            "{why}; starting anyway, as idgen.accept-id-overlap is yes"
-        )));
-    }
-    Err(format!(
-        "{why}. Keep the old ones (idgen.epoch {} and idgen.layout {}), or, if IDs issued before \
-         can never meet the new ones, start once with idgen.accept-id-overlap yes",
-        issued.epoch_ms, issued.layout
-    ))
-}
-
-/// The reservation file as an absolute path, unless switched off. Resolved against the working
-/// directory (Redis's `dir`) now, and stored back, so that a later `CONFIG SET dir` cannot move
-/// it: a restart with the original `dir` must find the reservation the running server wrote.
-///
-/// # Errors
-/// When the working directory cannot be read.
-pub fn resolve_state_file() -> Result<Option<PathBuf>, String> {
-    let path = read(&STATE_FILE);
-    if path.is_empty() {
-        return Ok(None);
-    }
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let absolute = cwd.join(path);
-    *STATE_FILE.lock().unwrap_or_else(|p| p.into_inner()) = absolute.to_string_lossy().into_owned();
-    Ok(Some(absolute))
-}
-
-/// The DATESEQ calendar the configuration describes.
-///
-/// # Errors
-/// The zone error's message.
-pub fn calendar() -> Result<Calendar, String> {
-    Calendar::new(&read(&DATESEQ_TIMEZONE)).map_err(|e| format!("idgen.dateseq-timezone: {e}"))
-}
-
-/// The Sqid codec the configuration describes.
-///
-/// # Errors
-/// The alphabet's error.
-pub fn sqid_codec() -> Result<SqidCodec, String> {
-    let min_length = SQIDS_MIN_LENGTH.load(Ordering::Relaxed) as u8;
-    SqidCodec::new(&read(&SQIDS_ALPHABET), min_length)
-        .map_err(|e| format!("idgen.sqids-alphabet: {e}"))
+fn check_alphabet(config: &Config, alphabet: &str) -> Result<(), String> {
+    let min_length = config.int(|c| &c.sqids_min_length) as u8;
+    SqidCodec::new(alphabet, min_length)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The refusal of `value` for the setting `name`; panics if it was accepted.
-    fn refusal(name: &str, value: &[u8]) -> String {
-        let setting = Setting::find(name.as_bytes()).expect("a setting");
-        setting
-            .set_from_bytes(value)
-            .expect_err("a bad value was accepted")
-    }
-
-    #[test]
-    fn every_setting_is_found_by_its_name_and_only_so() {
-        for s in SETTINGS {
-            assert!(std::ptr::eq(Setting::find(s.name.as_bytes()).unwrap(), s));
-        }
-        assert!(Setting::find(b"workerid").is_none());
-        assert!(
-            Setting::find(b"idgen.worker-id").is_none(),
-            "load arguments drop the prefix"
-        );
-    }
-
-    #[test]
-    fn settings_whose_change_could_repeat_ids_are_immutable() {
-        for name in [
-            "worker-id",
-            "datacenter-id",
-            "epoch",
-            "layout",
-            "state-file",
-            "accept-id-overlap",
-        ] {
-            assert!(!Setting::find(name.as_bytes()).unwrap().live, "{name}");
-        }
-        for name in [
-            "max-drift-ms",
-            "workerid-horizon-ms",
-            "accept-eviction",
-            "dateseq-ttl",
-        ] {
-            assert!(Setting::find(name.as_bytes()).unwrap().live, "{name}");
-        }
-    }
-
-    #[test]
-    fn every_default_passes_its_own_checks() {
-        for s in SETTINGS {
-            match &s.kind {
-                Kind::Int {
-                    default, min, max, ..
-                } => {
-                    assert!((*min..=*max).contains(default), "{}", s.name)
-                }
-                Kind::Str { default, check, .. } if s.name != "dateseq-timezone" => {
-                    assert_eq!(check(default), Ok(()), "{}", s.name)
-                }
-                _ => {}
-            }
-        }
-    }
-
-    #[test]
-    fn a_worker_id_out_of_range_is_quoted_with_its_range() {
-        let err = refusal("worker-id", b"-1");
-        assert_eq!(
-            err,
-            format!("idgen.worker-id '-1': must be between 0 and {MAX_NODE_ID}")
-        );
-    }
-
-    #[test]
-    fn a_number_that_is_not_one_is_quoted() {
-        assert_eq!(
-            refusal("max-drift-ms", b"soon"),
-            "idgen.max-drift-ms 'soon': not an integer"
-        );
-        assert!(refusal("dateseq-digits", b"1.5").contains("'1.5'"));
-        assert!(refusal("dateseq-ttl", b"").contains("''"));
-    }
-
-    #[test]
-    fn the_dateseq_ttl_keeps_its_bounds() {
-        assert!(refusal("dateseq-ttl", b"3599").contains("between 3600 and"));
-        let too_long = (MAX_TTL_S + 1).to_string();
-        assert!(refusal("dateseq-ttl", too_long.as_bytes()).contains(&too_long));
-    }
-
-    #[test]
-    fn the_lease_horizon_keeps_its_bounds() {
-        assert!(refusal("workerid-horizon-ms", b"99").contains("between 100 and 86400000"));
-        assert!(refusal("workerid-horizon-ms", b"86400001").contains("'86400001'"));
-    }
-
-    #[test]
-    fn booleans_are_yes_or_no() {
-        for value in [&b"true"[..], b"1", b"", b"y"] {
-            assert!(
-                refusal("accept-eviction", value).ends_with("must be yes or no"),
-                "{value:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_layout_that_does_not_fit_is_refused_with_its_bits() {
-        let err = refusal("layout", b"time:37,worker:20,sequence:16");
-        assert!(err.contains("73 bits"), "{err}");
-        assert!(refusal("layout", b"nonsense").starts_with("idgen.layout 'nonsense'"));
-    }
-
-    #[test]
-    fn an_unknown_time_zone_is_refused() {
-        assert!(refusal("dateseq-timezone", b"Mars/Olympus").contains("Mars/Olympus"));
-    }
-
-    #[test]
-    fn a_short_or_repeating_alphabet_is_refused() {
-        assert!(refusal("sqids-alphabet", b"ab").starts_with("idgen.sqids-alphabet 'ab'"));
-        assert!(refusal("sqids-alphabet", b"aabbcc").starts_with("idgen.sqids-alphabet"));
-    }
-
-    #[test]
-    fn strings_must_be_short_utf8_without_nul() {
-        assert_eq!(text_of(b"ok"), Ok("ok"));
-        assert!(text_of(b"a\0b").unwrap_err().contains("NUL"));
-        assert!(text_of(b"\xff").unwrap_err().contains("UTF-8"));
-        let long = vec![b'a'; MAX_STRING_LEN + 1];
-        assert!(text_of(&long).unwrap_err().contains("longer than 4096"));
-        assert_eq!(
-            text_of(&long[..MAX_STRING_LEN]).map(str::len),
-            Ok(MAX_STRING_LEN)
-        );
-    }
-
-    #[test]
-    fn values_are_shown_quoted_escaped_and_cut_short() {
-        assert_eq!(shown(b"abc"), "'abc'");
-        assert_eq!(shown(b"a\nb\xff"), "'a\\nb\\xff'");
-        let long = shown(&[b'x'; 100]);
-        assert!(long.ends_with("...'") && long.len() == 64 + 5, "{long}");
-    }
-
-    #[test]
-    fn a_state_file_of_the_same_lineage_carries_on() {
-        let now = Lineage {
-            layout: Layout::parse("twitter").unwrap(),
-            epoch_ms: TWITTER_EPOCH_MS,
-        };
-        let record = now.record();
-        assert_eq!(check_lineage(1_000, Some(&record), &now, 2_000), Ok(None));
-    }
-
-    #[test]
-    fn a_later_epoch_that_could_reach_old_ids_is_refused() {
-        let old = Lineage {
-            layout: Layout::parse("twitter").unwrap(),
-            epoch_ms: TWITTER_EPOCH_MS,
-        };
-        let now = Lineage {
-            epoch_ms: TWITTER_EPOCH_MS + 86_400_000,
-            ..old.clone()
-        };
-        let at = TWITTER_EPOCH_MS + 10 * 86_400_000;
-        let err = check_lineage(at, Some(&old.record()), &now, at).unwrap_err();
-        assert!(err.contains("idgen.accept-id-overlap yes"), "{err}");
-        assert!(
-            err.contains(&format!("idgen.epoch {}", TWITTER_EPOCH_MS)),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn an_unreadable_lineage_is_refused() {
-        let now = Lineage {
-            layout: Layout::parse("twitter").unwrap(),
-            epoch_ms: TWITTER_EPOCH_MS,
-        };
-        for words in [
-            "layout=twitter epoch=-3",
-            "layout=time:80 epoch=1",
-            "epoch=1",
-        ] {
-            let err = check_lineage(1_000, Some(words), &now, 2_000).unwrap_err();
-            assert!(err.contains("cannot read"), "{words}: {err}");
-        }
-    }
-
-    #[test]
-    fn every_integer_setting_refuses_one_past_each_end_and_names_both() {
-        for s in SETTINGS {
-            if let Kind::Int { min, max, .. } = s.kind {
-                for value in [min.checked_sub(1), max.checked_add(1)]
-                    .into_iter()
-                    .flatten()
-                {
-                    let err = refusal(s.name, value.to_string().as_bytes());
-                    assert!(
-                        err.contains(&format!("'{value}'"))
-                            && err.contains(&format!("between {min} and {max}")),
-                        "{}: {err}",
-                        s.name
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn every_string_setting_refuses_a_nul_byte() {
-        for s in SETTINGS
-            .iter()
-            .filter(|s| matches!(s.kind, Kind::Str { .. }))
-        {
-            assert!(
-                refusal(s.name, b"a\0b").ends_with("holds a NUL byte"),
-                "{}",
-                s.name
-            );
-        }
-    }
-
-    #[test]
-    fn every_boolean_setting_refuses_anything_but_yes_or_no() {
-        for s in SETTINGS
-            .iter()
-            .filter(|s| matches!(s.kind, Kind::Bool { .. }))
-        {
-            let err = refusal(s.name, b"maybe");
-            assert_eq!(err, format!("idgen.{} 'maybe': must be yes or no", s.name));
-        }
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

@@ -9,29 +9,18 @@
 //! values on its first use, so values the old primary acknowledged but never replicated are
 //! not handed out again (the skip reaches replicas as part of the INCRBY).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use idgen_core::dateseq::{check_digits, compose, Day, ValueError};
 use idgen_core::{Clock, SystemClock};
 
-use crate::config::{DATESEQ_DIGITS, DATESEQ_FAILOVER_GAP, DATESEQ_TTL};
+use crate::args::Args;
+use crate::config::MAX_DATESEQ_COUNT;
 use crate::error::CommandError;
-use crate::ffi::ctx::{Args, Ctx};
-use crate::ffi::key::{Counter, KeyName};
+use crate::eviction::Keys;
+use crate::ffi::ctx::Ctx;
+use crate::ffi::key::{self, Counter};
 use crate::form::Form;
 use crate::snowflake::parse_count;
-use crate::{eviction, state};
-
-/// DATESEQ.NEXT values issued since load.
-pub static ISSUED: AtomicU64 = AtomicU64::new(0);
-/// DATESEQ.NEXT calls refused since load.
-pub static REFUSED: AtomicU64 = AtomicU64::new(0);
-/// Failover gaps taken since load (one per counter per promotion).
-pub static GAPS: AtomicU64 = AtomicU64::new(0);
-/// Values skipped by those gaps.
-pub static SKIPPED: AtomicU64 = AtomicU64::new(0);
-/// Most values one `DATESEQ.NEXT ... COUNT n` reserves.
-pub const MAX_COUNT: i64 = 1_000_000_000;
+use crate::state::State;
 
 /// What a call asked for.
 struct Request<'a> {
@@ -47,25 +36,25 @@ struct Request<'a> {
 /// counter for `prefix`; with COUNT, the next `n` as the array `[first, last]`. As strings with
 /// STRING, and from a script when above 2^53. As Sqids with SQIDS; with COUNT (up to 1000), all
 /// `n` of them, since the values between first and last cannot be told from their Sqids.
-pub fn next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let result = parse(args, true).and_then(|req| issue(ctx, &req).map(|v| (req, v)));
+pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
+    let result = parse(args, true, s).and_then(|req| issue(ctx, &req, s).map(|v| (req, v)));
     let (req, (first, last)) = match result {
         Ok(ok) => ok,
         Err(e) => {
-            REFUSED.fetch_add(1, Ordering::Relaxed);
+            s.dateseq.refused += 1;
             return Err(e);
         }
     };
-    ISSUED.fetch_add(req.count.unwrap_or(1), Ordering::Relaxed);
+    s.dateseq.issued += req.count.unwrap_or(1);
     let form = req.form.exact_or_decimal(!needs_string(ctx, last));
-    state::with(|s| match (req.count, form) {
+    match (req.count, form) {
         (None, form) => form.reply(ctx, first as u64, &s.sqids),
         (Some(_), Form::Sqid) => {
             let all: Vec<u64> = (first as u64..=last as u64).collect();
             form.reply_all(ctx, &all, &s.sqids)
         }
         (Some(_), form) => form.reply_all(ctx, &[first as u64, last as u64], &s.sqids),
-    })?
+    }
 }
 
 /// Whether `value` must go out as a string although the caller did not ask: a script's Lua
@@ -77,17 +66,19 @@ fn needs_string(ctx: &Ctx, value: i64) -> bool {
 
 /// Moves the counter on by the request's count (after the failover gap, on the counter's first
 /// use since a promotion); the first and last values issued.
-fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
-    eviction::check(eviction::Keys::Counters)?;
+fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandError> {
+    let config = s.config;
+    s.eviction
+        .check(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
     let n = req.count.unwrap_or(1);
-    let (day, name, fenced) = locate(req.prefix)?;
+    let (day, fenced, now_ms) = locate(req.prefix, s);
     let gap = if fenced {
-        DATESEQ_FAILOVER_GAP.load(Ordering::Relaxed) as u64
+        config.int(|c| &c.dateseq_failover_gap) as u64
     } else {
         0
     };
-    let counter = Counter::open(ctx, &name, true)?;
-    let old = counter.get()?;
+    let name = s.key_names.get(req.prefix, day.date)?;
+    let (counter, old) = Counter::open(ctx, name)?;
     let base = old.unwrap_or(0);
     // Checked before anything is written: a spent day is an error, never a wrap.
     let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
@@ -108,55 +99,54 @@ fn issue(ctx: &Ctx, req: &Request) -> Result<(i64, i64), CommandError> {
     let first = last - (n as i64 - 1);
     match old {
         None => {
-            let ttl_ms = DATESEQ_TTL.load(Ordering::Relaxed).saturating_mul(1000);
-            counter.create(gap + n, day.end_ms.saturating_add(ttl_ms))?
+            let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
+            counter.create(gap + n, day.end_ms.saturating_add(ttl_ms), now_ms)?
         }
         Some(old) => counter.add(old, gap + n)?,
     }
+    drop(counter);
     if fenced {
-        state::with(|s| s.fence.pass(req.prefix, day.date))?;
-        GAPS.fetch_add(1, Ordering::Relaxed);
-        SKIPPED.fetch_add(gap, Ordering::Relaxed);
+        s.fence.pass(req.prefix, day.date);
+        s.dateseq.gaps += 1;
+        s.dateseq.skipped += gap;
     }
     Ok((first, last))
 }
 
 /// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS]`: the last value `DATESEQ.NEXT` gave
 /// today, or nil.
-pub fn current(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let req = parse(args, false)?;
-    let (day, name, _) = locate(req.prefix)?;
-    let seq = Counter::open(ctx, &name, false)?.get()?;
+pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
+    let req = parse(args, false, s)?;
+    let (day, _, _) = locate(req.prefix, s);
+    let name = s.key_names.get(req.prefix, day.date)?;
+    let seq = key::read(ctx, name)?;
     match seq {
         None | Some(0) => ctx.reply_null(),
         Some(seq) => {
             let value = compose(day.date, req.digits, seq)?;
             let form = req.form.exact_or_decimal(!needs_string(ctx, value));
-            state::with(|s| form.reply(ctx, value as u64, &s.sqids))?
+            form.reply(ctx, value as u64, &s.sqids)
         }
     }
 }
 
-/// Today, the name of today's counter key for `prefix`, and whether that counter must skip the
-/// failover gap first.
-fn locate(prefix: &[u8]) -> Result<(Day, KeyName, bool), CommandError> {
-    let now = SystemClock.now_ms();
-    state::with(|s| {
-        let day = s.days.day_of(now);
-        let fenced = s.fence.needs_gap(prefix, day.date);
-        Ok((day, s.key_names.get(prefix, day.date)?, fenced))
-    })?
+/// Today, whether today's counter for `prefix` must skip the failover gap first, and the time.
+fn locate(prefix: &[u8], s: &mut State) -> (Day, bool, i64) {
+    let now_ms = SystemClock.now_ms();
+    let day = s.days.day_of(now_ms);
+    let fenced = s.fence.needs_gap(prefix, day.date);
+    (day, fenced, now_ms)
 }
 
 /// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS]`, DIGITS defaulting to
 /// `idgen.dateseq-digits`; COUNT only where `counted`.
-fn parse(mut args: Args<'_>, counted: bool) -> Result<Request<'_>, CommandError> {
+fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>, CommandError> {
     let most = if counted { 7 } else { 5 };
     if args.len() < 2 || args.len() > most {
         return Err(CommandError::WrongArity);
     }
     let prefix = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let mut digits = DATESEQ_DIGITS.load(Ordering::Relaxed);
+    let mut digits = s.config.int(|c| &c.dateseq_digits);
     let (mut count, mut form) = (None, Form::Integer);
     args.options(|name, args| {
         if form.take(name)? {
@@ -164,7 +154,7 @@ fn parse(mut args: Args<'_>, counted: bool) -> Result<Request<'_>, CommandError>
         } else if name.eq_ignore_ascii_case(b"DIGITS") {
             digits = args.next_i64()?;
         } else if counted && name.eq_ignore_ascii_case(b"COUNT") {
-            count = Some(parse_count(args, MAX_COUNT)? as u64);
+            count = Some(parse_count(args, MAX_DATESEQ_COUNT)? as u64);
         } else {
             return Ok(false);
         }

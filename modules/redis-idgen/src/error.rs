@@ -1,8 +1,36 @@
-//! Every error a command can answer with, and the one place that turns them into Redis replies.
+//! Every error a command can answer with, and the one place that turns them into Redis replies;
+//! and why the module may refuse to load.
 
 use idgen_core::dateseq::{KeyError, ValueError};
 use idgen_core::lease::LeaseError;
-use idgen_core::{GenerateError, SqidError};
+use idgen_core::{GenerateError, SettingsError, SqidError};
+
+/// Why the module refuses to load; Redis's log shows it, and redis-server does not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The module was unloaded (which `deinit` refuses) or loaded twice in one process.
+    #[error("already loaded once in this process: restart redis-server instead")]
+    AlreadyLoaded,
+    /// A load argument or an `idgen.*` value is refused: the message names it.
+    #[error("{0}")]
+    Setting(String),
+    /// Redis refused an `idgen.*` line of its configuration file.
+    #[error("a setting in the configuration file was refused (the line above says which)")]
+    ConfigFile,
+    /// The generator refused the layout, epoch and node IDs together.
+    #[error("{0}")]
+    Generator(#[from] SettingsError),
+    /// The state file cannot be locked, read or written, or records IDs the new settings may
+    /// repeat: the message names the file and what to do.
+    #[error("{0}")]
+    StateFile(String),
+    /// The operating system gave no random seed for UUID7.NEXT and ULID.NEXT.
+    #[error("no random seed from the OS: {0}")]
+    Seed(String),
+    /// Redis lacks an API the module needs, or refused a registration.
+    #[error("{0}")]
+    Redis(String),
+}
 
 /// An error reply. Nothing was issued or written when a command returns one.
 #[derive(Debug)]

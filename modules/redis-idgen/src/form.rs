@@ -7,9 +7,11 @@
 use idgen_core::sqid::MAX_NUMBERS;
 use idgen_core::SqidCodec;
 
+use crate::args::Args;
+use crate::digits::{decimal, parse_i64};
 use crate::error::CommandError;
-use crate::ffi::ctx::{decimal, parse_i64, Args, Ctx};
-use crate::state;
+use crate::ffi::ctx::Ctx;
+use crate::state::State;
 
 /// Most IDs one call returns as Sqids: each takes about 12 µs to encode (the blocklist check),
 /// so 1,000 hold Redis's thread about 12 ms.
@@ -100,7 +102,7 @@ impl Form {
 }
 
 /// `IDGEN.ENCODE n [n ...]`: the Sqid of 1 to 16 non-negative integers.
-pub fn encode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn encode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() < 2 {
         return Err(CommandError::WrongArity);
     }
@@ -116,18 +118,18 @@ pub fn encode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         let n = CommandError::check_range("IDGEN.ENCODE number", n, 0, i64::MAX)? as u64;
         numbers.push(n);
     }
-    let sqid = state::with(|s| s.sqids.encode(&numbers))??;
+    let sqid = s.sqids.encode(&numbers)?;
     ctx.reply_bytes(sqid.as_bytes())
 }
 
 /// `IDGEN.DECODE sqid`: the numbers a Sqid of this server's alphabet holds, as an array.
-pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() != 2 {
         return Err(CommandError::WrongArity);
     }
     let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
     let text = std::str::from_utf8(raw).map_err(|_| idgen_core::SqidError::NotASqid)?;
-    let numbers = state::with(|s| s.sqids.decode(text))??;
+    let numbers = s.sqids.decode(text)?;
     // Encode takes only what fits a RESP integer, so a Sqid of a larger number is not ours.
     if numbers.iter().any(|&n| n > i64::MAX as u64) {
         return Err(idgen_core::SqidError::NotASqid.into());

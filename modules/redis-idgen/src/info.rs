@@ -1,106 +1,98 @@
-//! The `INFO idgen` section.
+//! The `INFO idgen` section, written through redis-module's INFO builder. Redis prefixes every
+//! field with `idgen_`.
 
-use std::sync::atomic::Ordering;
+use idgen_core::sqid::DEFAULT_ALPHABET;
+use redis_module::{InfoContext, InfoContextBuilderFieldTopLevelValue as Value, RedisResult};
 
-use crate::ffi::module::Info;
-use crate::{cluster, config, dateseq, eviction, reservation, state};
+use crate::config::Config;
+use crate::state::{Module, State};
 
-/// Writes the section. Also called for crash reports, so it never waits for the state lock.
-pub fn write(info: &Info) {
-    info.section();
-    if let Some(s) = state::try_lock() {
-        let settings = s.ids.settings();
-        let stats = s.ids.stats();
-        info.text("layout", &settings.layout.to_string());
-        info.int("epoch_ms", settings.epoch_ms);
-        info.int("datacenter_id", settings.datacenter_id as i64);
-        info.int("worker_id", settings.worker_id as i64);
-        info.int("sequence_random_start", settings.random_start as i64);
-        info.int("max_drift_ms", settings.max_drift_ms as i64);
-        info.int("ids_issued", stats.issued as i64);
-        info.int("ids_refused", stats.refused as i64);
-        info.int("clock_backwards_events", stats.clock_backwards as i64);
-        info.int("ticks_borrowed", stats.ticks_borrowed as i64);
-        info.int("drift_borrowed_ms", s.ids.drift_ms() as i64);
-        info.int("drift_borrowed_max_ms", stats.max_drift_ms as i64);
-        info.int("last_tick_ms", s.ids.last_tick_unix_ms());
-        for (name, ids) in [("uuid7", &s.uuid7), ("ulid", &s.ulid)] {
-            let stats = ids.stats();
-            info.int(&format!("{name}_issued"), stats.issued as i64);
-            info.int(&format!("{name}_refused"), stats.refused as i64);
-            info.int(
+/// Writes the section. Also called for crash reports, so it never waits for the state lock:
+/// when a command holds it, only the configuration is shown.
+pub fn write(ctx: &InfoContext, module: &Module) -> RedisResult<()> {
+    let mut fields = Fields(Vec::new());
+    if let Some(s) = module.try_lock() {
+        state(&mut fields, &s);
+    }
+    config(&mut fields, module.config);
+    let mut section = ctx.builder().add_section("");
+    for (name, value) in fields.0 {
+        section = section.field(&name, value)?;
+    }
+    section.build_section()?.build_info()?;
+    Ok(())
+}
+
+/// The section's fields, in order.
+struct Fields(Vec<(String, Value)>);
+
+impl Fields {
+    fn field(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
+        self.0.push((name.to_string(), value.into()));
+        self
+    }
+}
+
+fn state(f: &mut Fields, s: &State) {
+    let settings = s.ids.settings();
+    let stats = s.ids.stats();
+    f.field("layout", settings.layout.to_string())
+        .field("epoch_ms", settings.epoch_ms)
+        .field("datacenter_id", settings.datacenter_id)
+        .field("worker_id", settings.worker_id)
+        .field("sequence_random_start", settings.random_start as i64)
+        .field("max_drift_ms", settings.max_drift_ms)
+        .field("ids_issued", stats.issued)
+        .field("ids_refused", stats.refused)
+        .field("clock_backwards_events", stats.clock_backwards)
+        .field("ticks_borrowed", stats.ticks_borrowed)
+        .field("drift_borrowed_ms", s.ids.drift_ms())
+        .field("drift_borrowed_max_ms", stats.max_drift_ms)
+        .field("last_tick_ms", s.ids.last_tick_unix_ms());
+    for (name, ids) in [("uuid7", &s.uuid7), ("ulid", &s.ulid)] {
+        let stats = ids.stats();
+        f.field(&format!("{name}_issued"), stats.issued)
+            .field(&format!("{name}_refused"), stats.refused)
+            .field(
                 &format!("{name}_clock_backwards_events"),
-                stats.clock_backwards as i64,
-            );
-            info.int(&format!("{name}_ms_borrowed"), stats.ms_borrowed as i64);
-        }
-        info.text("dateseq_timezone", s.days.calendar().name());
-        info.int("dateseq_promotions", s.fence.term() as i64);
-        info.int("workerid_fence_ms", s.lease_fence_ms);
-        info.int("workerid_namespaces_known", s.lease_seen.len() as i64);
+                stats.clock_backwards,
+            )
+            .field(&format!("{name}_ms_borrowed"), stats.ms_borrowed);
     }
-    info.int("reserved_until_ms", reservation::durable_until());
-    info.text("maxmemory_policy", &eviction::policy());
-    info.text("eviction_can_evict", eviction::at_risk());
-    info.int(
-        "eviction_accepted",
-        config::ACCEPT_EVICTION.load(Ordering::Relaxed) as i64,
-    );
-    info.int(
-        "eviction_refusals",
-        eviction::REFUSED.load(Ordering::Relaxed) as i64,
-    );
-    info.int(
-        "workerid_horizon_ms",
-        config::WORKERID_HORIZON_MS.load(Ordering::Relaxed),
-    );
-    if let Some((conflict, heard)) = cluster::status() {
-        info.text("worker_id_conflict", &conflict);
-        info.int("cluster_nodes_heard", heard as i64);
+    let reserved_until = s
+        .reservation
+        .as_ref()
+        .map_or(i64::MAX, |r| r.durable_until());
+    let state_file_error = s.reservation.as_ref().and_then(|r| r.failure());
+    f.field("dateseq_timezone", s.days.calendar().name())
+        .field("dateseq_promotions", s.fence.term())
+        .field("workerid_fence_ms", s.lease_fence_ms)
+        .field("workerid_namespaces_known", s.lease_seen.len() as u64)
+        .field("reserved_until_ms", reserved_until)
+        .field("maxmemory_policy", s.eviction.policy())
+        .field("eviction_can_evict", s.eviction.at_risk())
+        .field("eviction_refusals", s.eviction.refused);
+    if let Some(watch) = &s.cluster {
+        let (conflict, heard) = watch.status();
+        f.field("worker_id_conflict", conflict)
+            .field("cluster_nodes_heard", heard as u64);
     }
-    info.text(
-        "state_file",
-        &config::STATE_FILE
-            .try_lock()
-            .map(|s| s.clone())
-            .unwrap_or_default(),
-    );
-    info.text(
-        "state_file_error",
-        &reservation::failure().unwrap_or_default(),
-    );
-    info.int(
-        "dateseq_issued",
-        dateseq::ISSUED.load(Ordering::Relaxed) as i64,
-    );
-    info.int(
-        "dateseq_refused",
-        dateseq::REFUSED.load(Ordering::Relaxed) as i64,
-    );
-    info.int(
-        "dateseq_failover_gap",
-        config::DATESEQ_FAILOVER_GAP.load(Ordering::Relaxed),
-    );
-    info.int(
-        "dateseq_failover_gaps_taken",
-        dateseq::GAPS.load(Ordering::Relaxed) as i64,
-    );
-    info.int(
-        "dateseq_failover_values_skipped",
-        dateseq::SKIPPED.load(Ordering::Relaxed) as i64,
-    );
-    info.int("dateseq_ttl_s", config::DATESEQ_TTL.load(Ordering::Relaxed));
-    info.int(
-        "dateseq_digits",
-        config::DATESEQ_DIGITS.load(Ordering::Relaxed),
-    );
+    f.field("state_file_error", state_file_error.unwrap_or_default())
+        .field("dateseq_issued", s.dateseq.issued)
+        .field("dateseq_refused", s.dateseq.refused)
+        .field("dateseq_failover_gaps_taken", s.dateseq.gaps)
+        .field("dateseq_failover_values_skipped", s.dateseq.skipped);
+}
+
+fn config(f: &mut Fields, c: &Config) {
     // Whether the alphabet was changed, not the alphabet: its order is the operator's secret.
-    let custom = config::SQIDS_ALPHABET
-        .try_lock()
-        .is_ok_and(|a| a.as_str() != idgen_core::sqid::DEFAULT_ALPHABET);
-    info.text("sqids_alphabet", if custom { "custom" } else { "default" });
-    info.int(
-        "sqids_min_length",
-        config::SQIDS_MIN_LENGTH.load(Ordering::Relaxed),
-    );
+    let custom = c.text(|c| &c.sqids_alphabet) != DEFAULT_ALPHABET;
+    f.field("eviction_accepted", c.flag(|c| &c.accept_eviction) as i64)
+        .field("workerid_horizon_ms", c.int(|c| &c.workerid_horizon_ms))
+        .field("state_file", c.text(|c| &c.state_file))
+        .field("dateseq_failover_gap", c.int(|c| &c.dateseq_failover_gap))
+        .field("dateseq_ttl_s", c.int(|c| &c.dateseq_ttl))
+        .field("dateseq_digits", c.int(|c| &c.dateseq_digits))
+        .field("sqids_alphabet", if custom { "custom" } else { "default" })
+        .field("sqids_min_length", c.int(|c| &c.sqids_min_length));
 }

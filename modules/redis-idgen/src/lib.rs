@@ -19,128 +19,220 @@
 //! | `WORKERID.LIST ns` | `[worker_id, token, expires_at_ms, until_ms]` per live lease |
 //!
 //! IDs are integers, or strings with STRING and whenever a script calls (Lua rounds integers
-//! above 2^53), or Sqids with SQIDS ([`form`]). Configuration is in [`config`]; `INFO idgen` shows the layout and counters.
-//! Handlers never panic, sleep or wait for the clock: a request that cannot be served gets an
-//! `ERR` reply. All `unsafe` code is in [`ffi`].
+//! above 2^53), or Sqids with SQIDS ([`form`]). Configuration is in [`config`]; `INFO idgen`
+//! shows the layout and counters ([`info`]). Handlers never panic, sleep or wait for the clock:
+//! a request that cannot be served gets an `ERR` reply. All `unsafe` code is in [`ffi`].
+//!
+//! This file is where Redis comes in: the one handle to the module ([`MODULE`], made by
+//! [`load`]), and the entry points that hand it on: commands, server events, the cluster bus
+//! and INFO. Nothing below it fetches the module from a global.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 // Unit tests run without Redis: the entry points below are not built for them.
 #![cfg_attr(test, allow(dead_code))]
 
+mod args;
 mod cluster;
 mod config;
 mod dateseq;
+mod digits;
 mod error;
 mod eviction;
 mod ffi;
 mod form;
 mod info;
+mod load;
+mod registration;
+mod reply;
 mod reservation;
-mod role;
 mod snowflake;
 mod state;
 mod time128;
 mod workerid;
 
-use idgen_core::dateseq::DayCache;
-use idgen_core::{Clock, Generator, Lineage, SystemClock};
-use redis_module::{Context, RedisString, Status};
+use std::sync::OnceLock;
+use std::time::Duration;
 
-use crate::ffi::module::{raw_handler, Command};
+use idgen_core::claims::ANNOUNCE_EVERY_MS;
+use idgen_core::{Clock, SystemClock};
+use redis_module::server_events::ServerRole;
+use redis_module::{Context, InfoContext, RedisResult, RedisString, Status};
+use redis_module_macros::{
+    config_changed_event_handler, info_command_handler, role_changed_event_handler,
+};
+
+use crate::config::Effect;
+use crate::error::{CommandError, LoadError};
+use crate::ffi::module::Command;
+use crate::state::{Module, State};
+
+/// The module, once loaded: the one handle Redis's callbacks find it by.
+static MODULE: OnceLock<Module> = OnceLock::new();
+
+/// The C function Redis calls for a command: the module's state, locked once, handed to the
+/// handler `$handler(ctx, args, state)`.
+macro_rules! command {
+    ($handler:path) => {{
+        extern "C" fn call(
+            ctx: *mut redis_module::raw::RedisModuleCtx,
+            argv: *mut *mut redis_module::raw::RedisModuleString,
+            argc: std::os::raw::c_int,
+        ) -> std::os::raw::c_int {
+            ffi::module::dispatch(ctx, argv, argc, |ctx, args| {
+                let module = MODULE.get().ok_or(CommandError::NotReady)?;
+                $handler(ctx, args, &mut module.lock())
+            })
+        }
+        Some(call as unsafe extern "C" fn(_, _, _) -> _)
+    }};
+}
 
 /// The commands this module adds.
 #[rustfmt::skip]
 const COMMANDS: &[Command] = &[
-    Command { name: "SNOWFLAKE.NEXT", handler: raw_handler!(snowflake::next), flags: "", keys: (0, 0, 0), arity: -1 },
-    Command { name: "SNOWFLAKE.DECODE", handler: raw_handler!(snowflake::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
-    Command { name: "DATESEQ.NEXT", handler: raw_handler!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1), arity: -2 },
-    Command { name: "DATESEQ.CURRENT", handler: raw_handler!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1), arity: -2 },
-    Command { name: "UUID7.NEXT", handler: raw_handler!(time128::uuid7_next), flags: "", keys: (0, 0, 0), arity: -1 },
-    Command { name: "ULID.NEXT", handler: raw_handler!(time128::ulid_next), flags: "", keys: (0, 0, 0), arity: -1 },
-    Command { name: "UUID7.DECODE", handler: raw_handler!(time128::uuid7_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
-    Command { name: "ULID.DECODE", handler: raw_handler!(time128::ulid_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
-    Command { name: "IDGEN.ENCODE", handler: raw_handler!(form::encode), flags: "fast", keys: (0, 0, 0), arity: -2 },
-    Command { name: "IDGEN.DECODE", handler: raw_handler!(form::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
-    Command { name: "WORKERID.ACQUIRE", handler: raw_handler!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },
-    Command { name: "WORKERID.RENEW", handler: raw_handler!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
-    Command { name: "WORKERID.RELEASE", handler: raw_handler!(workerid::release), flags: "write", keys: (1, 1, 1), arity: -4 },
-    Command { name: "WORKERID.LIST", handler: raw_handler!(workerid::list), flags: "readonly", keys: (1, 1, 1), arity: 2 },
+    Command { name: "SNOWFLAKE.NEXT", handler: command!(snowflake::next), flags: "", keys: (0, 0, 0), arity: -1 },
+    Command { name: "SNOWFLAKE.DECODE", handler: command!(snowflake::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "DATESEQ.NEXT", handler: command!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1), arity: -2 },
+    Command { name: "DATESEQ.CURRENT", handler: command!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1), arity: -2 },
+    Command { name: "UUID7.NEXT", handler: command!(time128::uuid7_next), flags: "", keys: (0, 0, 0), arity: -1 },
+    Command { name: "ULID.NEXT", handler: command!(time128::ulid_next), flags: "", keys: (0, 0, 0), arity: -1 },
+    Command { name: "UUID7.DECODE", handler: command!(time128::uuid7_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "ULID.DECODE", handler: command!(time128::ulid_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "IDGEN.ENCODE", handler: command!(form::encode), flags: "fast", keys: (0, 0, 0), arity: -2 },
+    Command { name: "IDGEN.DECODE", handler: command!(form::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "WORKERID.ACQUIRE", handler: command!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },
+    Command { name: "WORKERID.RENEW", handler: command!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
+    Command { name: "WORKERID.RELEASE", handler: command!(workerid::release), flags: "write", keys: (1, 1, 1), arity: -4 },
+    Command { name: "WORKERID.LIST", handler: command!(workerid::list), flags: "readonly", keys: (1, 1, 1), arity: 2 },
 ];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     match start(ctx, args) {
         Ok(()) => Status::Ok,
         Err(why) => {
-            ctx.log_warning(&format!("idgen: {why}; module not loaded"));
+            ffi::log("warning", &format!("idgen: {why}; module not loaded"));
             Status::Err
         }
     }
 }
 
-fn start(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
+fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     // A panic aborts redis-server; at least say why in its log.
     ffi::module::log_panics();
-    if state::is_ready() {
-        // The module was unloaded (which `deinit` refuses) or loaded twice in one process.
-        return Err("already loaded once in this process: restart redis-server instead".into());
+    if MODULE.get().is_some() {
+        return Err(LoadError::AlreadyLoaded);
     }
-    let load_args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-    ffi::config::register(ctx.ctx, &load_args)?;
-    let mut ids = Generator::new(config::settings()?, SystemClock).map_err(|e| e.to_string())?;
-    let days = DayCache::new(config::calendar()?);
-    let sqids = config::sqid_codec()?;
-    role::follow(ctx.ctx)?;
-    eviction::follow(ctx);
-    ffi::module::on_config_change(ctx.ctx, eviction::follow)?;
-    cluster::start(ctx.ctx)?;
-    match config::resolve_state_file()? {
-        Some(path) => {
-            let lineage = Lineage {
-                layout: ids.settings().layout.clone(),
-                epoch_ms: ids.settings().epoch_ms,
-            };
-            let floor = reservation::start(path, lineage.record(), |floor, recorded| {
-                let warning =
-                    config::check_lineage(floor, recorded, &lineage, SystemClock.now_ms())?;
-                if let Some(warning) = warning {
-                    ctx.log_warning(&format!("idgen: {warning}"));
-                }
-                Ok(())
-            })?;
-            ids.resume_after(floor);
-        }
-        None => ctx.log_warning("idgen: idgen.state-file is empty: IDs may repeat after a restart"),
+    // On an error from here on, the state is dropped: its reservation thread stops before
+    // Redis unloads the module's code.
+    let state = load::start(ctx, args, setting_changed)?;
+    let summary = load::summary(&state);
+    let cluster = state.cluster.is_some();
+    if MODULE.set(Module::new(state)).is_err() {
+        return Err(LoadError::AlreadyLoaded);
     }
-    let summary = format!(
-        "idgen: layout {} epoch {} datacenter-id {} worker-id {}, dateseq zone {}, IDs reserved below {}",
-        ids.settings().layout,
-        ids.settings().epoch_ms,
-        ids.settings().datacenter_id,
-        ids.settings().worker_id,
-        days.calendar().name(),
-        reservation::durable_until(),
-    );
-    let state =
-        state::State::new(ids, days, sqids, role::lease_fence_from_now()).inspect_err(|_| {
-            // The module is about to be unloaded: its thread must not outlive its code.
-            reservation::stop();
-        })?;
-    let _ = state::install(state);
-    if let Err(e) = ffi::module::register_commands(ctx.ctx, COMMANDS) {
-        // The module is about to be unloaded: its thread must not outlive its code.
-        reservation::stop();
-        return Err(e);
+    ffi::module::register_commands(ctx.ctx, COMMANDS).map_err(LoadError::Redis)?;
+    if cluster {
+        ffi::cluster::on_message::<ClaimReceiver>(ctx, cluster::CLAIM_MESSAGE)
+            .map_err(LoadError::Redis)?;
+        announce_every(ctx);
     }
-    ffi::module::register_info(ctx.ctx, info::write);
-    ctx.log_notice(&summary);
+    ffi::log("notice", &summary);
     Ok(())
+}
+
+/// A live setting changed (CONFIG SET, or redis.conf while loading, before there is a module
+/// to change).
+fn setting_changed(effect: Effect) {
+    if let Some(module) = MODULE.get() {
+        if let Err(why) = module.lock().apply(effect) {
+            ffi::log("warning", &format!("idgen: {why}"));
+        }
+    }
+}
+
+#[role_changed_event_handler]
+fn role_changed(_: &Context, role: ServerRole) {
+    if let Some(module) = MODULE.get() {
+        module.lock().set_role(role == ServerRole::Replica);
+    }
+}
+
+#[config_changed_event_handler]
+fn config_changed(ctx: &Context, names: &[&str]) {
+    let Some(module) = MODULE.get() else { return };
+    if !names
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case("maxmemory-policy"))
+    {
+        return;
+    }
+    // Asked before the state is locked: Redis answers CONFIG GET without calling the module.
+    let policy = eviction::read_policy(ctx);
+    let accepted = module.config.flag(|c| &c.accept_eviction);
+    if let Some(warning) = module.lock().eviction.follow(policy, accepted) {
+        ffi::log("warning", &warning);
+    }
+}
+
+#[info_command_handler]
+fn info_section(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
+    match MODULE.get() {
+        Some(module) => info::write(ctx, module),
+        None => Ok(()),
+    }
+}
+
+/// Hears the other cluster nodes' worker-id claims.
+struct ClaimReceiver;
+
+impl ffi::cluster::Receiver for ClaimReceiver {
+    fn receive(sender: &str, payload: &[u8]) {
+        let Some(module) = MODULE.get() else { return };
+        let mut state = module.lock();
+        let now = SystemClock.now_ms();
+        let Some(watch) = &mut state.cluster else {
+            return;
+        };
+        if let Some(warning) = watch.hear(sender, payload, now) {
+            ffi::log("warning", &warning);
+        }
+        judge(&mut state, now);
+    }
+}
+
+/// Announces this node's claim to the others now and every [`ANNOUNCE_EVERY_MS`], on Redis's
+/// thread, for the life of the server (the module cannot be unloaded).
+fn announce_every(ctx: &Context) {
+    let period = Duration::from_millis(ANNOUNCE_EVERY_MS as u64);
+    ctx.create_timer(
+        period,
+        |ctx, ()| {
+            if let Some(module) = MODULE.get() {
+                let mut state = module.lock();
+                // Refused only while the bus is not up yet (before CLUSTER MEET): nothing to tell.
+                ffi::cluster::broadcast(ctx, cluster::CLAIM_MESSAGE, &state.claim().encode());
+                judge(&mut state, SystemClock.now_ms());
+            }
+            announce_every(ctx);
+        },
+        (),
+    );
+}
+
+/// Compares this node's claim with those heard, and logs when a conflict starts or ends.
+fn judge(state: &mut State, now_ms: i64) {
+    let me = state.claim();
+    if let Some((level, line)) = state.cluster.as_mut().and_then(|w| w.judge(me, now_ms)) {
+        ffi::log(level, &line);
+    }
 }
 
 /// Refuses `MODULE UNLOAD`: the generator's high-water mark and the reservation's lock live in
 /// this process, and a Rust library is not unmapped by Redis's dlclose, so a second load would
 /// find them still there. Restart redis-server to change the module.
-fn deinit(ctx: &Context) -> Status {
-    ctx.log_warning(
+fn deinit(_: &Context) -> Status {
+    ffi::log(
+        "warning",
         "idgen: MODULE UNLOAD refused: restart redis-server to unload or upgrade idgen",
     );
     Status::Err

@@ -27,71 +27,110 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use idgen_core::{Clock, SystemClock};
 
-use crate::ffi;
+use crate::ffi::log;
 
 /// How far the reservation reaches beyond the last issued ID or the clock, whichever is later.
 pub const MARGIN_MS: i64 = 500;
 /// How often the thread looks at the reservation.
 const TICK: Duration = Duration::from_millis(25);
 
-/// IDs may be issued in ticks before this time (ms since 1970); `i64::MAX` when disabled.
-static DURABLE_UNTIL: AtomicI64 = AtomicI64::new(i64::MAX);
-/// The tick of the last ID issued, ms since 1970.
-static LAST_ISSUED: AtomicI64 = AtomicI64::new(0);
-static STOP: AtomicBool = AtomicBool::new(false);
-static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
-/// The lock file, held open (and locked) while the module runs.
-static LOCK: Mutex<Option<File>> = Mutex::new(None);
-/// Why the last write of the state file failed; `None` while writes succeed.
-static FAILURE: Mutex<Option<String>> = Mutex::new(None);
-/// Whether [`FAILURE`] is set, readable without a lock on every call.
-static FAILING: AtomicBool = AtomicBool::new(false);
-
-/// The time below which IDs are durably reserved.
-pub fn durable_until() -> i64 {
-    DURABLE_UNTIL.load(Ordering::Acquire)
+/// The reservation: its file's lock, and the thread that keeps it ahead of the IDs. Dropping it
+/// stops the thread and lets the lock go.
+pub struct Reservation {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    /// Held open (and locked) while the module runs.
+    _lock: File,
 }
 
-/// Tells the thread how far IDs have gone, so the reservation keeps ahead of them; wakes it
-/// when they come within half a margin of its end, unless its writes are failing (it then
-/// retries on its own tick: a wake per call would be a failed write per call).
-pub fn note_issued(tick_ms: i64) {
-    LAST_ISSUED.store(tick_ms, Ordering::Relaxed);
-    if durable_until() - tick_ms < MARGIN_MS / 2 && !FAILING.load(Ordering::Relaxed) {
-        if let Some(handle) = THREAD.try_lock().ok().as_ref().and_then(|t| t.as_ref()) {
-            handle.thread().unpark();
+/// What the commands and the thread share.
+#[derive(Default)]
+struct Shared {
+    /// IDs may be issued in ticks before this time (ms since 1970).
+    durable_until: AtomicI64,
+    /// The tick of the last ID issued, ms since 1970.
+    last_issued: AtomicI64,
+    stop: AtomicBool,
+    /// Whether [`Shared::failure`] is set, readable without a lock on every call.
+    failing: AtomicBool,
+    /// Why the last write of the state file failed; `None` while writes succeed.
+    failure: Mutex<Option<String>>,
+}
+
+impl Reservation {
+    /// The time below which IDs are durably reserved.
+    pub fn durable_until(&self) -> i64 {
+        self.shared.durable_until.load(Ordering::Acquire)
+    }
+
+    /// Tells the thread how far IDs have gone, so the reservation keeps ahead of them; wakes it
+    /// when they come within half a margin of its end, unless its writes are failing (it then
+    /// retries on its own tick: a wake per call would be a failed write per call).
+    pub fn note_issued(&self, tick_ms: i64) {
+        self.shared.last_issued.store(tick_ms, Ordering::Relaxed);
+        if self.durable_until() - tick_ms < MARGIN_MS / 2
+            && !self.shared.failing.load(Ordering::Relaxed)
+        {
+            if let Some(thread) = &self.thread {
+                thread.thread().unpark();
+            }
+        }
+    }
+
+    /// Why the state file cannot be written right now, if it cannot.
+    pub fn failure(&self) -> Option<String> {
+        if !self.shared.failing.load(Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.shared.failure).clone()
+    }
+
+    /// Why IDs must not be issued now, even below the reservation, if they must not: while
+    /// the file cannot be written, a clock past the reservation is not waited out by issuing
+    /// IDs that lag it (the reservation is not coming), but refused, saying why.
+    pub fn refusal(&self) -> Option<String> {
+        if !self.shared.failing.load(Ordering::Acquire)
+            || SystemClock.now_ms() < self.durable_until()
+        {
+            return None;
+        }
+        self.failure()
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
         }
     }
 }
 
-/// Why the state file cannot be written right now, if it cannot.
-pub fn failure() -> Option<String> {
-    if !FAILING.load(Ordering::Acquire) {
-        return None;
+impl Shared {
+    fn set_failure(&self, why: Option<String>) {
+        let mut failure = lock(&self.failure);
+        self.failing.store(why.is_some(), Ordering::Release);
+        *failure = why;
     }
-    FAILURE.lock().unwrap_or_else(|p| p.into_inner()).clone()
+
+    /// The later of the clock and the last issued ID.
+    fn high_water(&self) -> i64 {
+        SystemClock
+            .now_ms()
+            .max(self.last_issued.load(Ordering::Relaxed))
+    }
 }
 
-/// Why IDs must not be issued now, even below the reservation, if they must not: while
-/// the file cannot be written, a clock past the reservation is not waited out by issuing IDs
-/// that lag it (the reservation is not coming), but refused, saying why.
-pub fn refusal() -> Option<String> {
-    if !FAILING.load(Ordering::Acquire) || SystemClock.now_ms() < durable_until() {
-        return None;
-    }
-    failure()
-}
-
-fn set_failure(why: Option<String>) {
-    let mut failure = FAILURE.lock().unwrap_or_else(|p| p.into_inner());
-    FAILING.store(why.is_some(), Ordering::Release);
-    *failure = why;
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `path` with `suffix` appended to its file name (`a.state` -> `a.state.lock`).
@@ -99,13 +138,6 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = OsString::from(path.as_os_str());
     name.push(suffix);
     name.into()
-}
-
-/// The later of the clock and the last issued ID.
-fn high_water() -> i64 {
-    SystemClock
-        .now_ms()
-        .max(LAST_ISSUED.load(Ordering::Relaxed))
 }
 
 /// The latest reservation a state file may hold: the last ms of the year 9999.
@@ -171,14 +203,14 @@ pub fn start(
     path: PathBuf,
     record: String,
     check: impl FnOnce(i64, Option<&str>) -> Result<(), String>,
-) -> Result<i64, String> {
+) -> Result<(Reservation, i64), String> {
     let lock_path = sibling(&path, ".lock");
-    let lock = OpenOptions::new()
+    let lock_file = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&lock_path)
         .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-    lock.try_lock().map_err(|_| {
+    lock_file.try_lock().map_err(|_| {
         format!(
             "{} is locked by another running server: two servers on one configuration would issue the same IDs",
             lock_path.display()
@@ -188,60 +220,57 @@ pub fn start(
     if floor > 0 {
         check(floor, recorded.as_deref())?;
     }
-    let first = high_water().max(floor) + MARGIN_MS;
+    let shared = Arc::new(Shared::default());
+    let first = shared.high_water().max(floor) + MARGIN_MS;
     write(&path, first, &record).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    DURABLE_UNTIL.store(first, Ordering::Release);
-    STOP.store(false, Ordering::Relaxed);
-    let handle = std::thread::Builder::new()
-        .name("idgen-reserve".into())
-        .spawn(move || keep_extending(&path, &record))
-        .map_err(|e| format!("cannot start the reservation thread: {e}"))?;
-    *THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
-    *LOCK.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
-    Ok(floor)
+    shared.durable_until.store(first, Ordering::Release);
+    let thread = {
+        let shared = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("idgen-reserve".into())
+            .spawn(move || keep_extending(&shared, &path, &record))
+            .map_err(|e| format!("cannot start the reservation thread: {e}"))?
+    };
+    let reservation = Reservation {
+        shared,
+        thread: Some(thread),
+        _lock: lock_file,
+    };
+    Ok((reservation, floor))
 }
 
-fn keep_extending(path: &Path, record: &str) {
+fn keep_extending(shared: &Shared, path: &Path, record: &str) {
     let mut failing = false;
-    while !STOP.load(Ordering::Relaxed) {
+    while !shared.stop.load(Ordering::Relaxed) {
         std::thread::park_timeout(TICK);
-        let durable = durable_until();
-        let high = high_water();
+        let durable = shared.durable_until.load(Ordering::Acquire);
+        let high = shared.high_water();
         if durable - high > MARGIN_MS / 2 {
             continue;
         }
         let next = (high + MARGIN_MS).max(durable);
         match write(path, next, record) {
             Ok(()) => {
-                DURABLE_UNTIL.store(next, Ordering::Release);
+                shared.durable_until.store(next, Ordering::Release);
                 if failing {
-                    set_failure(None);
-                    ffi::log("warning", "idgen: state file writable again");
+                    shared.set_failure(None);
+                    log("warning", "idgen: state file writable again");
                     failing = false;
                 }
             }
             Err(e) => {
                 let why = format!("cannot write {}: {e}", path.display());
                 if !failing {
-                    ffi::log(
+                    log(
                         "warning",
                         &format!("idgen: {why}; SNOWFLAKE.NEXT will refuse once the reservation runs out"),
                     );
                     failing = true;
                 }
-                set_failure(Some(why));
+                shared.set_failure(Some(why));
             }
         }
     }
-}
-
-/// Stops the thread (module unload).
-pub fn stop() {
-    STOP.store(true, Ordering::Relaxed);
-    if let Some(handle) = THREAD.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        let _ = handle.join();
-    }
-    LOCK.lock().unwrap_or_else(|p| p.into_inner()).take();
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! `SNOWFLAKE.NEXT` and `SNOWFLAKE.DECODE`.
 
-use idgen_core::GenerateError;
+use idgen_core::{Clock, GenerateError, SystemClock};
 use jiff::Timestamp;
 
+use crate::args::Args;
 use crate::error::CommandError;
-use crate::ffi::ctx::{Args, Ctx};
+use crate::ffi::ctx::Ctx;
 use crate::form::Form;
-use crate::{cluster, reservation, role, state};
+use crate::reservation::Reservation;
+use crate::state::State;
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
@@ -16,7 +18,7 @@ pub const MAX_COUNT: i64 = 100_000;
 /// and would round an ID above 2^53); as Sqids with SQIDS (COUNT up to 1000).
 ///
 /// Refused on a replica, which shares its primary's worker-id and would repeat its IDs.
-pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() > 4 {
         return Err(CommandError::WrongArity);
     }
@@ -33,22 +35,47 @@ pub fn next(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         Ok(true)
     })?;
     form.check_count(count.unwrap_or(1) as u64)?;
-    if role::is_replica() {
+    if s.replica {
         return Err(CommandError::Replica);
     }
-    if let Some(why) = cluster::refusal() {
+    if let Some(why) = s
+        .cluster
+        .as_ref()
+        .and_then(|w| w.refusal(SystemClock.now_ms()))
+    {
         return Err(CommandError::WorkerClaim(why));
     }
     let form = form.exact_or_decimal(!ctx.called_by_script());
-    if let Some(why) = reservation::refusal() {
-        return Err(CommandError::StateFile(why));
+    let State {
+        ids,
+        reservation,
+        id_buf,
+        sqids,
+        ..
+    } = s;
+    if let Some(reservation) = reservation {
+        if let Some(why) = reservation.refusal() {
+            return Err(CommandError::StateFile(why));
+        }
+        ids.set_ceiling(reservation.durable_until());
     }
-    state::with(|s| {
-        s.ids.set_ceiling(reservation::durable_until());
-        let result = issue(ctx, s, count, form);
-        reservation::note_issued(s.ids.last_tick_unix_ms());
-        result
-    })?
+    let refusal = |e| refusal(e, reservation.as_ref());
+    let result = match count {
+        None => ids
+            .next_id()
+            .map_err(refusal)
+            .and_then(|id| form.reply(ctx, id, sqids)),
+        Some(n) => {
+            id_buf.clear();
+            ids.next_ids(n, id_buf)
+                .map_err(refusal)
+                .and_then(|()| form.reply_all(ctx, id_buf, sqids))
+        }
+    };
+    if let Some(reservation) = reservation {
+        reservation.note_issued(ids.last_tick_unix_ms());
+    }
+    result
 }
 
 /// A `COUNT n` value in `1..=max`.
@@ -56,29 +83,10 @@ pub fn parse_count(args: &mut Args, max: i64) -> Result<i64, CommandError> {
     CommandError::check_range("COUNT", args.next_i64()?, 1, max)
 }
 
-fn issue(
-    ctx: &Ctx,
-    s: &mut state::State,
-    count: Option<usize>,
-    form: Form,
-) -> Result<(), CommandError> {
-    match count {
-        None => form.reply(ctx, s.ids.next_id().map_err(refusal)?, &s.sqids),
-        Some(n) => {
-            let mut ids = std::mem::take(&mut s.id_buf);
-            ids.clear();
-            let result = s.ids.next_ids(n, &mut ids).map_err(refusal);
-            let result = result.and_then(|()| form.reply_all(ctx, &ids, &s.sqids));
-            s.id_buf = ids;
-            result
-        }
-    }
-}
-
 /// The generator's refusal, told as what really happened: a reservation that ran out because
 /// its file cannot be written is a disk problem, not a burst.
-fn refusal(e: GenerateError) -> CommandError {
-    match (&e, reservation::failure()) {
+fn refusal(e: GenerateError, reservation: Option<&Reservation>) -> CommandError {
+    match (&e, reservation.and_then(Reservation::failure)) {
         (GenerateError::NotReserved { .. }, Some(why)) => CommandError::StateFile(why),
         _ => CommandError::Generate(e),
     }
@@ -86,12 +94,12 @@ fn refusal(e: GenerateError) -> CommandError {
 
 /// `SNOWFLAKE.DECODE id`: the ID's time (ms and ISO-8601), datacenter, worker and sequence,
 /// under this server's layout and epoch, and that epoch.
-pub fn decode(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() != 2 {
         return Err(CommandError::WrongArity);
     }
     let id = CommandError::check_range("id", args.next_i64()?, 0, i64::MAX)?;
-    let (d, epoch_ms) = state::with(|s| (s.ids.decode(id as u64), s.ids.settings().epoch_ms))?;
+    let (d, epoch_ms) = (s.ids.decode(id as u64), s.ids.settings().epoch_ms);
     let iso = Timestamp::from_millisecond(d.unix_ms)
         .map(|t| format!("{t:.3}"))
         .unwrap_or_default();

@@ -1,30 +1,90 @@
-//! The module's one piece of mutable state, built once at load time.
+//! The module as a value: made once at load, then handed to every command, event and INFO.
 //!
-//! Redis runs commands on one thread, so the mutex is never contended; it is there so that the
-//! state is `Sync` without `unsafe`.
+//! Everything a command changes lives in one [`State`] behind one mutex, so a call takes one
+//! lock. Redis runs commands, events and configuration callbacks on one thread, so the mutex is
+//! never contended; it is there so that the state is `Sync` without `unsafe`, and so that the
+//! reservation thread and INFO in a crash report can never see it half-written.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 
 use idgen_core::dateseq::{DayCache, Fence};
 use idgen_core::lease::Seen;
-use idgen_core::{Form128, Generator, Generator128, SqidCodec, SystemClock};
+use idgen_core::{Claim, Clock, Form128, Generator, Generator128, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
+use rand::SeedableRng;
 
+use crate::cluster::Watch;
+use crate::config::{Config, Effect};
+use crate::error::LoadError;
+use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
+use crate::reservation::Reservation;
 
-use crate::error::CommandError;
+/// The module: its configuration and its state.
+pub struct Module {
+    /// Every `idgen.*` value; lives as long as the process.
+    pub config: &'static Config,
+    state: Mutex<State>,
+}
 
-/// Everything the commands share.
+impl Module {
+    /// The module around `state`.
+    pub fn new(state: State) -> Module {
+        Module {
+            config: state.config,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// The state, for one command or event.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned lock would mean a panic, and a panic aborts Redis: take the state as it is.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The state if it is free, without waiting: for INFO, which may run in a crash report
+    /// while a command holds the lock.
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, State>> {
+        self.state.try_lock().ok()
+    }
+}
+
+/// DATESEQ.NEXT's counts since load.
+#[derive(Debug, Default)]
+pub struct DateseqStats {
+    /// Values issued.
+    pub issued: u64,
+    /// Calls refused.
+    pub refused: u64,
+    /// Failover gaps taken (one per counter per promotion).
+    pub gaps: u64,
+    /// Values skipped by those gaps.
+    pub skipped: u64,
+}
+
+/// Everything the commands share and change.
 pub struct State {
+    /// Every `idgen.*` value.
+    pub config: &'static Config,
     /// The Snowflake generator.
     pub ids: Generator<SystemClock>,
+    /// The restart reservation; `None` when `idgen.state-file` is empty.
+    pub reservation: Option<Reservation>,
+    /// Whether this server replicates another one, followed through role-change events.
+    pub replica: bool,
+    /// The other nodes' worker-id claims, on a cluster node.
+    pub cluster: Option<Watch>,
+    /// Whether `maxmemory-policy` can evict the module's keys.
+    pub eviction: Eviction,
     /// Today's date in the configured zone.
     pub days: DayCache,
     /// The counter key name last used.
     pub key_names: KeyNameCache,
     /// Which counters still skip the failover gap in this term (since the last promotion).
     pub fence: Fence,
+    /// DATESEQ.NEXT's counts.
+    pub dateseq: DateseqStats,
     /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
     pub id_buf: Vec<u64>,
     /// Sqids of the configured alphabet and minimum length.
@@ -43,62 +103,100 @@ pub struct State {
     pub lease_fence_ms: i64,
 }
 
+/// What the state is made from at load, besides the configuration.
+pub struct Parts {
+    pub ids: Generator<SystemClock>,
+    pub reservation: Option<Reservation>,
+    pub replica: bool,
+    pub cluster: Option<Watch>,
+    pub eviction: Eviction,
+}
+
 impl State {
-    /// State around a generator, a calendar and a Sqid codec; the 128-bit generators share the
-    /// Snowflake generator's drift limit.
+    /// The state at load; the 128-bit generators share the Snowflake generator's drift limit.
     ///
     /// # Errors
-    /// When the 128-bit generators get no random seed.
-    pub fn new(
-        ids: Generator<SystemClock>,
-        days: DayCache,
-        sqids: SqidCodec,
-        lease_fence_ms: i64,
-    ) -> Result<Self, String> {
-        let drift = ids.settings().max_drift_ms;
+    /// A configured value the parts below refuse, or no random seed for the 128-bit generators.
+    pub fn new(config: &'static Config, parts: Parts) -> Result<State, LoadError> {
+        let drift = parts.ids.settings().max_drift_ms;
         Ok(State {
-            uuid7: crate::time128::generator(Form128::Uuid7, drift)?,
-            ulid: crate::time128::generator(Form128::Ulid, drift)?,
+            config,
+            uuid7: generator(Form128::Uuid7, drift)?,
+            ulid: generator(Form128::Ulid, drift)?,
             id128_buf: Vec::new(),
-            ids,
-            days,
+            days: DayCache::new(config.calendar().map_err(LoadError::Setting)?),
+            sqids: config.sqid_codec().map_err(LoadError::Setting)?,
+            ids: parts.ids,
+            reservation: parts.reservation,
+            replica: parts.replica,
+            cluster: parts.cluster,
+            eviction: parts.eviction,
             key_names: KeyNameCache::default(),
             fence: Fence::new(),
+            dateseq: DateseqStats::default(),
             id_buf: Vec::new(),
-            sqids,
             lease_seen: HashMap::new(),
-            lease_fence_ms,
+            lease_fence_ms: lease_fence_from_now(config),
         })
+    }
+
+    /// Makes a live setting's new value take effect.
+    ///
+    /// # Errors
+    /// When the configuration cannot be used (its checks should have refused it before).
+    pub fn apply(&mut self, effect: Effect) -> Result<(), String> {
+        let config = self.config;
+        match effect {
+            Effect::None => {}
+            Effect::MaxDrift => {
+                let ms = config.int(|c| &c.max_drift_ms) as u64;
+                self.ids.set_max_drift_ms(ms);
+                self.uuid7.set_max_drift_ms(ms);
+                self.ulid.set_max_drift_ms(ms);
+            }
+            Effect::RandomStart => self.ids.set_random_start(config.flag(|c| &c.random_start)),
+            Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
+            Effect::Sqids => self.sqids = config.sqid_codec()?,
+        }
+        Ok(())
+    }
+
+    /// This server became a replica, or a primary: a promotion starts a new DATESEQ term (see
+    /// `idgen_core::dateseq::fence`) and fences lease grants for a horizon.
+    pub fn set_role(&mut self, replica: bool) {
+        self.replica = replica;
+        if !replica {
+            self.fence.new_term();
+            self.lease_fence_ms = lease_fence_from_now(self.config);
+        }
+    }
+
+    /// The datacenter and worker this node puts into its IDs, as it announces them.
+    pub fn claim(&self) -> Claim {
+        let settings = self.ids.settings();
+        Claim {
+            datacenter: settings.datacenter_id,
+            worker: settings.worker_id,
+            primary: !self.replica,
+        }
     }
 }
 
-static STATE: OnceLock<Mutex<State>> = OnceLock::new();
-
-/// Installs the state; false if it was already installed.
-pub fn install(state: State) -> bool {
-    STATE.set(Mutex::new(state)).is_ok()
+/// The fence lease grants start above when this server loads or is promoted: now plus the
+/// horizon. The namespaces it holds may lack renewals that reached only an older copy (a
+/// restore, an AOF without `appendfsync always`, a replica behind its primary), and a holder
+/// that made them may issue IDs up to a horizon past its last one.
+fn lease_fence_from_now(config: &Config) -> i64 {
+    SystemClock
+        .now_ms()
+        .saturating_add(config.int(|c| &c.workerid_horizon_ms))
 }
 
-/// Runs `f` on the state.
-///
-/// # Errors
-/// [`CommandError::NotReady`] before the module finished loading.
-pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> Result<R, CommandError> {
-    let state = STATE.get().ok_or(CommandError::NotReady)?;
-    // A poisoned lock would mean a panic, and a panic aborts Redis: take the state as it is.
-    let mut guard = state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    Ok(f(&mut guard))
-}
-
-/// The state if it is installed and free, without waiting: for INFO, which may run in a crash
-/// report while a command holds the lock.
-pub fn try_lock() -> Option<MutexGuard<'static, State>> {
-    STATE.get()?.try_lock().ok()
-}
-
-/// Whether the module finished loading.
-pub fn is_ready() -> bool {
-    STATE.get().is_some()
+/// A generator of `form` over the system clock and a ChaCha generator seeded from the OS.
+fn generator(
+    form: Form128,
+    max_drift_ms: u64,
+) -> Result<Generator128<SystemClock, StdRng>, LoadError> {
+    let rng = StdRng::try_from_os_rng().map_err(|e| LoadError::Seed(e.to_string()))?;
+    Ok(Generator128::new(form, SystemClock, rng, max_drift_ms))
 }

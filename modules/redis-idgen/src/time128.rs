@@ -7,53 +7,37 @@
 //! on a replica, unless `idgen.random-ids-on-replica` is yes: a replica's IDs would be unique
 //! (74 or 80 random bits) but not ordered with its primary's.
 
-use std::sync::atomic::Ordering;
-
-use idgen_core::{Form128, Generator128, SystemClock};
+use idgen_core::Form128;
 use jiff::Timestamp;
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 use ulid::Ulid;
 use uuid::Uuid;
 
-use crate::config::RANDOM_IDS_ON_REPLICA;
+use crate::args::Args;
 use crate::error::CommandError;
-use crate::ffi::ctx::{Args, Ctx};
+use crate::ffi::ctx::Ctx;
 use crate::snowflake::parse_count;
-use crate::{role, state};
+use crate::state::State;
 
 /// Most IDs one `COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
 
-/// A generator of `form` over the system clock and a ChaCha generator seeded from the OS.
-///
-/// # Errors
-/// When the operating system gives no random seed (the module must not load then).
-pub fn generator(
-    form: Form128,
-    max_drift_ms: u64,
-) -> Result<Generator128<SystemClock, StdRng>, String> {
-    let rng = StdRng::try_from_os_rng().map_err(|e| format!("no random seed from the OS: {e}"))?;
-    Ok(Generator128::new(form, SystemClock, rng, max_drift_ms))
-}
-
 /// `UUID7.NEXT [COUNT n]`.
-pub fn uuid7_next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    next(ctx, args, Form128::Uuid7)
+pub fn uuid7_next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
+    next(ctx, args, s, Form128::Uuid7)
 }
 
 /// `ULID.NEXT [COUNT n]`.
-pub fn ulid_next(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    next(ctx, args, Form128::Ulid)
+pub fn ulid_next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
+    next(ctx, args, s, Form128::Ulid)
 }
 
 /// `UUID7.DECODE uuid`.
-pub fn uuid7_decode(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+pub fn uuid7_decode(ctx: &Ctx, args: Args, _: &mut State) -> Result<(), CommandError> {
     decode(ctx, args, Form128::Uuid7)
 }
 
 /// `ULID.DECODE ulid`.
-pub fn ulid_decode(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+pub fn ulid_decode(ctx: &Ctx, args: Args, _: &mut State) -> Result<(), CommandError> {
     decode(ctx, args, Form128::Ulid)
 }
 
@@ -65,7 +49,7 @@ fn name(form: Form128) -> &'static str {
 }
 
 /// One ID as a bulk string, or `COUNT n` of them as an array, increasing.
-fn next(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> {
+fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), CommandError> {
     if args.len() > 3 {
         return Err(CommandError::WrongArity);
     }
@@ -77,27 +61,21 @@ fn next(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> {
         count = Some(parse_count(args, MAX_COUNT)? as usize);
         Ok(true)
     })?;
-    if role::is_replica() && !RANDOM_IDS_ON_REPLICA.load(Ordering::Relaxed) {
+    if s.replica && !s.config.flag(|c| &c.random_ids_on_replica) {
         return Err(CommandError::ReplicaRandom(name(form)));
     }
-    state::with(|s| {
-        let ids = match form {
-            Form128::Uuid7 => &mut s.uuid7,
-            Form128::Ulid => &mut s.ulid,
-        };
-        let Some(n) = count else {
-            return reply_text(ctx, form, ids.next_id()?);
-        };
-        let mut batch = std::mem::take(&mut s.id128_buf);
-        batch.clear();
-        let result = ids.next_ids(n, &mut batch).map_err(CommandError::from);
-        let result = result.and_then(|()| {
-            ctx.reply_array(batch.len())?;
-            batch.iter().try_for_each(|&id| reply_text(ctx, form, id))
-        });
-        s.id128_buf = batch;
-        result
-    })?
+    let ids = match form {
+        Form128::Uuid7 => &mut s.uuid7,
+        Form128::Ulid => &mut s.ulid,
+    };
+    let Some(n) = count else {
+        return reply_text(ctx, form, ids.next_id()?);
+    };
+    let batch = &mut s.id128_buf;
+    batch.clear();
+    ids.next_ids(n, batch)?;
+    ctx.reply_array(batch.len())?;
+    batch.iter().try_for_each(|&id| reply_text(ctx, form, id))
 }
 
 /// Replies with the canonical text of `id`.

@@ -10,22 +10,23 @@
 //! the horizon.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 use idgen_core::lease::{LeaseError, Pool, Seen, Terms};
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
-use crate::config::WORKERID_HORIZON_MS;
+use crate::args::Args;
 use crate::error::CommandError;
-use crate::ffi::ctx::{Args, Ctx};
-use crate::{eviction, role, state};
+use crate::eviction::Keys;
+use crate::ffi::ctx::Ctx;
+use crate::ffi::log;
+use crate::state::State;
 
 /// Pool size when ACQUIRE names none: Twitter's 10 node bits.
 pub const DEFAULT_MAX: u32 = 1024;
 
 /// `WORKERID.ACQUIRE ns TTL ms [MAX n]`: `[worker_id, token, expires_at_ms, start_above_ms]`.
-pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn acquire(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if !(4..=6).contains(&args.len()) {
         return Err(CommandError::WrongArity);
     }
@@ -43,10 +44,10 @@ pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
     })?;
     let ttl = ttl.ok_or_else(|| missing("TTL"))?;
     let max = u32::try_from(max).map_err(|_| LeaseError::BadMax(max))?;
-    let primary = primary(ctx)?;
-    let (mut pool, terms, now) = open(&primary, ns, true)?;
+    let primary = primary(ctx, s)?;
+    let (mut pool, terms, now) = open(&primary, ns, true, s)?;
     let grant = pool.acquire(max, now, ttl, &terms)?;
-    write(&primary, ns, &pool, grant.worker_id)?;
+    write(&primary, ns, &pool, grant.worker_id, s)?;
     ctx.reply_array(4)?;
     ctx.reply_i64(grant.worker_id as i64)?;
     ctx.reply_i64(grant.lease.token as i64)?;
@@ -55,7 +56,7 @@ pub fn acquire(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
 }
 
 /// `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]`: `[expires_at_ms, until_ms]`.
-pub fn renew(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn renew(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if !(6..=8).contains(&args.len()) {
         return Err(CommandError::WrongArity);
     }
@@ -73,10 +74,10 @@ pub fn renew(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
         Ok(true)
     })?;
     let ttl = ttl.ok_or_else(|| missing("TTL"))?;
-    let primary = primary(ctx)?;
-    let (mut pool, terms, now) = open(&primary, ns, true)?;
+    let primary = primary(ctx, s)?;
+    let (mut pool, terms, now) = open(&primary, ns, true, s)?;
     let lease = pool.renew(worker_id, token, now, ttl, until, &terms)?;
-    write(&primary, ns, &pool, worker_id as u32)?;
+    write(&primary, ns, &pool, worker_id as u32, s)?;
     ctx.reply_array(2)?;
     ctx.reply_i64(lease.expires_ms)?;
     ctx.reply_i64(lease.until_ms)
@@ -85,7 +86,7 @@ pub fn renew(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
 /// `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]`: OK, and the worker ID is free at
 /// once. UNTIL (the last time the holder put into an ID) lowers the record the next holder
 /// must start above, never below where this holder started.
-pub fn release(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn release(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() != 4 && args.len() != 6 {
         return Err(CommandError::WrongArity);
     }
@@ -100,20 +101,20 @@ pub fn release(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
             Ok(false)
         }
     })?;
-    let primary = primary(ctx)?;
-    let (mut pool, _, now) = open(&primary, ns, true)?;
+    let primary = primary(ctx, s)?;
+    let (mut pool, _, now) = open(&primary, ns, true, s)?;
     pool.release(worker_id, token, now, used)?;
-    write(&primary, ns, &pool, worker_id as u32)?;
+    write(&primary, ns, &pool, worker_id as u32, s)?;
     ctx.reply_ok()
 }
 
 /// `WORKERID.LIST ns`: `[worker_id, token, expires_at_ms, until_ms]` per live lease.
-pub fn list(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
+pub fn list(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() != 2 {
         return Err(CommandError::WrongArity);
     }
     let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let (pool, _, now) = open(&primary(ctx)?, ns, false)?;
+    let (pool, _, now) = open(&primary(ctx, s)?, ns, false, s)?;
     let live: Vec<_> = pool.live(now).collect();
     ctx.reply_array(live.len())?;
     for (worker_id, lease) in live {
@@ -128,13 +129,14 @@ pub fn list(ctx: &Ctx, mut args: Args) -> Result<(), CommandError> {
 
 /// The context, on a primary: a replica's clock must not judge leases, and its writes would
 /// not reach the others.
-fn primary(ctx: &Ctx) -> Result<Context, CommandError> {
-    if role::is_replica() {
+fn primary(ctx: &Ctx, s: &mut State) -> Result<Context, CommandError> {
+    if s.replica {
         return Err(CommandError::OutOfRange(
             "WORKERID commands are refused on a replica: send them to the primary".into(),
         ));
     }
-    eviction::check(eviction::Keys::Namespaces)?;
+    let accepted = s.config.flag(|c| &c.accept_eviction);
+    s.eviction.check(Keys::Namespaces, accepted)?;
     Ok(ctx.safe())
 }
 
@@ -153,27 +155,32 @@ fn holder(args: &mut Args) -> Result<(i64, u64), CommandError> {
 /// The namespace's pool, reset first if it went back since this process last saw it (written
 /// back at once, so the reset holds whatever the command does next); the terms every grant
 /// follows, and the clock.
-fn open(ctx: &Context, ns: &[u8], writable: bool) -> Result<(Pool, Terms, i64), CommandError> {
+fn open(
+    ctx: &Context,
+    ns: &[u8],
+    writable: bool,
+    s: &mut State,
+) -> Result<(Pool, Terms, i64), CommandError> {
     let mut pool = read(ctx, ns)?;
     let now = SystemClock.now_ms();
-    let (terms, reset) = state::with(|s| {
-        let terms = Terms {
-            horizon_ms: WORKERID_HORIZON_MS.load(Ordering::Relaxed),
-            fence_ms: s.lease_fence_ms,
-        };
-        let seen = s.lease_seen.get(ns).copied().unwrap_or_default();
-        let reset = writable && pool.reset_if_behind(seen, now, &terms);
-        remember(&mut s.lease_seen, ns, pool.seen());
-        (terms, reset)
-    })?;
+    let terms = Terms {
+        horizon_ms: s.config.int(|c| &c.workerid_horizon_ms),
+        fence_ms: s.lease_fence_ms,
+    };
+    let seen = s.lease_seen.get(ns).copied().unwrap_or_default();
+    let reset = writable && pool.reset_if_behind(seen, now, &terms);
+    remember(&mut s.lease_seen, ns, pool.seen());
     if reset {
-        ctx.log_warning(&format!(
+        log(
+            "warning",
+            &format!(
             "idgen: namespace {} went back (deleted, expired, evicted, flushed or restored from \
              an older copy): its earlier leases are void and grants start above {}",
             String::from_utf8_lossy(ns),
             pool.grant_above_ms
-        ));
-        write(ctx, ns, &pool, u32::MAX)?;
+        ),
+        );
+        write(ctx, ns, &pool, u32::MAX, s)?;
     }
     Ok((pool, terms, now))
 }
@@ -214,7 +221,13 @@ fn text(value: RedisValue) -> Option<String> {
 
 /// Writes what changed for `worker_id` as one `HSET` of absolute values, propagated as is, and
 /// drops any expiry the namespace was given; remembers the namespace's token.
-fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), CommandError> {
+fn write(
+    ctx: &Context,
+    ns: &[u8],
+    pool: &Pool,
+    worker_id: u32,
+    s: &mut State,
+) -> Result<(), CommandError> {
     let fields = pool.fields_of(worker_id);
     let mut args: Vec<&[u8]> = vec![ns];
     for (field, value) in &fields {
@@ -234,7 +247,8 @@ fn write(ctx: &Context, ns: &[u8], pool: &Pool, worker_id: u32) -> Result<(), Co
     // an expiry changes nothing and is not propagated).
     let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
     result.map_err(failed)?;
-    state::with(|s| remember(&mut s.lease_seen, ns, pool.seen()))
+    remember(&mut s.lease_seen, ns, pool.seen());
+    Ok(())
 }
 
 /// Keeps the highest `seen` of namespace `ns`. Only namespaces that exist are remembered: reads

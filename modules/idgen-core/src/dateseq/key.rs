@@ -69,6 +69,17 @@ fn hash_tag(key: &[u8]) -> Option<&[u8]> {
     (close > 0).then(|| &key[open + 1..open + 1 + close])
 }
 
+/// A counter key's value: decimal digits only, as INCRBY writes them, not negative, and at most
+/// 18 digits (the most any DIGITS leaves the sequence); `None` for anything else.
+pub fn parse_counter(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 18 {
+        return None;
+    }
+    text.iter().try_fold(0u64, |n, &b| {
+        b.is_ascii_digit().then(|| n * 10 + (b - b'0') as u64)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +137,23 @@ mod tests {
             Err(KeyError::UnbalancedHashTag),
             "an empty tag hashes the whole key"
         );
+    }
+
+    #[test]
+    fn counters_are_the_digits_incrby_writes() {
+        let cases: &[(&[u8], Option<u64>)] = &[
+            (b"0", Some(0)),
+            (b"42", Some(42)),
+            (b"999999999999999999", Some(999_999_999_999_999_999)),
+            (b"1000000000000000000", None),
+            (b"-1", None),
+            (b"+1", None),
+            (b"", None),
+            (b"1 ", None),
+            (b"abc", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_counter(text), *want, "{}", text.escape_ascii());
+        }
     }
 }

@@ -11,5 +11,5 @@ pub mod value;
 
 pub use calendar::{Calendar, Day, DayCache, ZoneError};
 pub use fence::Fence;
-pub use key::{counter_key, KeyError};
+pub use key::{counter_key, parse_counter, KeyError};
 pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};

@@ -1,49 +1,40 @@
-//! Registering the module with Redis: commands, the INFO section, replication role events.
+//! Registering the module's commands with Redis, and running them.
+//!
+//! Raw because the crate's command wrapper copies every argument into a `Vec<RedisString>` and
+//! builds its reply as a `RedisValue`, and its registration cannot declare a command's arity
+//! on Redis 7.0 (the `#[command]` macro's command info needs 7.2).
 
 use std::ffi::CString;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_int;
 
 use redis_module::raw;
 
-use super::ctx::{Args, Ctx};
+use super::ctx::Ctx;
 use super::{api, log};
+use crate::args::Args;
 use crate::error::CommandError;
 
-/// A command's handler: reads its arguments and replies, or returns the error to reply with.
-pub type Handler = fn(&Ctx, Args) -> Result<(), CommandError>;
-
-/// The C function Redis calls for a command, around a [`Handler`].
+/// The C function Redis calls for a command.
 pub type RawHandler = raw::RedisModuleCmdFunc;
 
-/// Turns a [`Handler`] into the C function Redis calls.
-macro_rules! raw_handler {
-    ($handler:path) => {{
-        extern "C" fn call(
-            ctx: *mut redis_module::raw::RedisModuleCtx,
-            argv: *mut *mut redis_module::raw::RedisModuleString,
-            argc: std::os::raw::c_int,
-        ) -> std::os::raw::c_int {
-            $crate::ffi::module::dispatch(ctx, argv, argc, $handler)
-        }
-        Some(call as unsafe extern "C" fn(_, _, _) -> _)
-    }};
-}
-pub(crate) use raw_handler;
-
-/// Runs a handler for one call and replies with its error, if any.
+/// Runs `handler` for one call and replies with its error, if any.
 pub fn dispatch(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
-    handler: Handler,
+    handler: impl FnOnce(&Ctx, Args) -> Result<(), CommandError>,
 ) -> c_int {
-    // SAFETY: Redis calls a command with its live context and `argc` live arguments, all valid
-    // until the command returns; neither wrapper escapes this call.
-    let (ctx, args) = unsafe { (Ctx::new(ctx), Args::new(argv, argc)) };
-    match handler(&ctx, args) {
-        Ok(()) => {}
-        Err(CommandError::WrongArity) => ctx.reply_wrong_arity(),
-        Err(e) => ctx.reply_error(&e.text()),
+    let argv = if argv.is_null() || argc <= 0 {
+        &[][..]
+    } else {
+        // SAFETY: Redis calls a command with `argc` live arguments at `argv`, valid and
+        // unchanged until the command returns; the slice does not escape this call.
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    };
+    // SAFETY: Redis's live context for this call; the Ctx does not escape it.
+    let ctx = unsafe { Ctx::new(ctx) };
+    if let Err(e) = handler(&ctx, Args::new(argv)) {
+        ctx.reply_error(&e);
     }
     raw::REDISMODULE_OK as c_int
 }
@@ -136,127 +127,15 @@ fn set_arity(
     Ok(())
 }
 
-/// The `INFO` section being written.
-pub struct Info(*mut raw::RedisModuleInfoCtx);
-
-impl Info {
-    /// Starts the module's section.
-    pub fn section(&self) {
-        if let Some(section) = api!(RedisModule_InfoAddSection) {
-            // SAFETY: the live INFO context Redis passed to the callback; "" names the
-            // module's default section.
-            unsafe { section(self.0, c"".as_ptr()) };
-        }
-    }
-
-    /// Adds `name:value`.
-    pub fn int(&self, name: &str, value: i64) {
-        if let (Some(add), Ok(name)) = (api!(RedisModule_InfoAddFieldLongLong), CString::new(name))
-        {
-            // SAFETY: as above; the name is NUL-terminated and copied.
-            unsafe { add(self.0, name.as_ptr(), value) };
-        }
-    }
-
-    /// Adds `name:value`.
-    pub fn text(&self, name: &str, value: &str) {
-        let (Some(add), Ok(name), Ok(value)) = (
-            api!(RedisModule_InfoAddFieldCString),
-            CString::new(name),
-            CString::new(value),
-        ) else {
-            return;
-        };
-        // SAFETY: as above; both strings are NUL-terminated and copied.
-        unsafe { add(self.0, name.as_ptr(), value.as_ptr()) };
-    }
-}
-
-/// Has Redis call `write` for `INFO` (and crash reports): it replaces the redis-module crate's
-/// default handler, which knows nothing of this module's section.
-pub fn register_info(ctx: *mut raw::RedisModuleCtx, write: fn(&Info)) {
-    static WRITE: std::sync::OnceLock<fn(&Info)> = std::sync::OnceLock::new();
-    extern "C" fn call(info: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
-        if let Some(write) = WRITE.get() {
-            write(&Info(info));
-        }
-    }
-    let _ = WRITE.set(write);
-    if let Some(register) = api!(RedisModule_RegisterInfoFunc) {
-        // SAFETY: the OnLoad context and a callback of the expected signature.
-        unsafe { register(ctx, Some(call)) };
-    }
-}
-
-/// Whether this server replicates another one right now.
-pub fn is_replica(ctx: *mut raw::RedisModuleCtx) -> Result<bool, String> {
-    let flags = api!(RedisModule_GetContextFlags).ok_or("no RedisModule_GetContextFlags")?;
-    // SAFETY: the OnLoad context.
-    Ok(unsafe { flags(ctx) } as u32 & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0)
-}
-
-/// Has Redis call `changed(now_replica)` whenever this server becomes a replica or a primary.
-///
-/// # Errors
-/// When Redis lacks the API or refuses the subscription.
-pub fn on_role_change(ctx: *mut raw::RedisModuleCtx, changed: fn(bool)) -> Result<(), String> {
-    static CHANGED: std::sync::OnceLock<fn(bool)> = std::sync::OnceLock::new();
-    extern "C" fn call(
-        _: *mut raw::RedisModuleCtx,
-        _: raw::RedisModuleEvent,
-        subevent: u64,
-        _: *mut c_void,
-    ) {
-        if let Some(changed) = CHANGED.get() {
-            changed(subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_REPLICA);
-        }
-    }
-    let _ = CHANGED.set(changed);
-    let subscribe =
-        api!(RedisModule_SubscribeToServerEvent).ok_or("no RedisModule_SubscribeToServerEvent")?;
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
-        dataver: 1,
+/// Has Redis apply the `idgen.*` lines of its configuration file to the settings registered so
+/// far (the crate calls this only for settings declared in its `redis_module!` macro); false if
+/// Redis refused one, or lacks the API.
+pub fn load_configs(ctx: &redis_module::Context) -> bool {
+    let Some(load) = api!(RedisModule_LoadConfigs) else {
+        return false;
     };
-    // SAFETY: the OnLoad context, a valid event, and a callback of the expected signature.
-    if unsafe { subscribe(ctx, event, Some(call)) } != raw::REDISMODULE_OK as c_int {
-        return Err("could not subscribe to replication role changes".into());
-    }
-    Ok(())
-}
-
-/// Has Redis call `changed(ctx)` after a `CONFIG SET` (or `CONFIG REWRITE`-free reload) changes
-/// any of Redis's own settings, with a context that may call Redis (`RM_Call`).
-///
-/// # Errors
-/// When Redis lacks the API or refuses the subscription.
-pub fn on_config_change(
-    ctx: *mut raw::RedisModuleCtx,
-    changed: fn(&redis_module::Context),
-) -> Result<(), String> {
-    static CHANGED: std::sync::OnceLock<fn(&redis_module::Context)> = std::sync::OnceLock::new();
-    extern "C" fn call(
-        ctx: *mut raw::RedisModuleCtx,
-        _: raw::RedisModuleEvent,
-        _: u64,
-        _: *mut c_void,
-    ) {
-        if let Some(changed) = CHANGED.get() {
-            changed(&redis_module::Context::new(ctx));
-        }
-    }
-    let _ = CHANGED.set(changed);
-    let subscribe =
-        api!(RedisModule_SubscribeToServerEvent).ok_or("no RedisModule_SubscribeToServerEvent")?;
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_CONFIG,
-        dataver: 1,
-    };
-    // SAFETY: the OnLoad context, a valid event, and a callback of the expected signature.
-    if unsafe { subscribe(ctx, event, Some(call)) } != raw::REDISMODULE_OK as c_int {
-        return Err("could not subscribe to configuration changes".into());
-    }
-    Ok(())
+    // SAFETY: called from the module's OnLoad with its context, as the API requires.
+    unsafe { load(ctx.ctx) == raw::REDISMODULE_OK as c_int }
 }
 
 /// Logs a panic's message to the Redis log before it aborts the server.

@@ -5,7 +5,7 @@
 //! They need a Docker engine; `IDGEN_SKIP_DOCKER=1` skips them on purpose (README).
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use idgen_tests::containers::{
     SyncRunner, REDIS_PORT,
 };
 use idgen_tests::{cmd, data_dir, error_of, free_port, now_ms, wait_for};
-use ticket_server::client::{RoundRobin, RETRY_AFTER};
+use ticket_server::client::RoundRobin;
 
 fn connect(port: u16) -> redis::Connection {
     redis::Client::open(format!("redis://127.0.0.1:{port}/"))
@@ -250,15 +250,24 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
     );
     let phase = Arc::new(AtomicU8::new(BEFORE_KILL));
     let stop = Arc::new(AtomicBool::new(false));
+    // Tickets seen so far, by phase and parity: each phase lasts until both servers that should
+    // answer in it have (the odd one alone while the even one is down).
+    let seen: Arc<[AtomicUsize; 6]> = Arc::new(Default::default());
     let callers: Vec<_> = (0..8)
         .map(|_| {
-            let (client, phase, stop) = (client.clone(), phase.clone(), stop.clone());
+            let (client, phase, stop, seen) =
+                (client.clone(), phase.clone(), stop.clone(), seen.clone());
             runtime.spawn(async move {
                 let mut tickets = Vec::new();
                 let mut errors = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
                     match client.next("default").await {
-                        Ok(t) => tickets.push((t, phase.load(Ordering::SeqCst))),
+                        Ok(t) => {
+                            let p = phase.load(Ordering::SeqCst);
+                            seen[usize::from(p) * 2 + (t % 2) as usize]
+                                .fetch_add(1, Ordering::Relaxed);
+                            tickets.push((t, p));
+                        }
                         Err(e) => errors.push(e.to_string()),
                     }
                 }
@@ -266,17 +275,29 @@ fn ticket_pair_containers_ride_out_a_docker_kill_and_restart_under_load() {
             })
         })
         .collect();
+    let until_seen = |p: u8, parity: usize, what: &str| {
+        let count = || seen[usize::from(p) * 2 + parity].load(Ordering::Relaxed);
+        assert!(
+            wait_for(Duration::from_secs(60), || count() > 100),
+            "{what}: only {} tickets in a minute",
+            count()
+        );
+    };
 
-    std::thread::sleep(Duration::from_secs(1));
+    until_seen(BEFORE_KILL, 0, "the even server before the kill");
     docker(&["kill", even.id()]);
     phase.store(KILLED, Ordering::SeqCst);
     let bound_at_kill = durable_bound(&dirs[1]);
-    std::thread::sleep(Duration::from_secs(1));
+    until_seen(KILLED, 1, "the odd server alone");
     even.start().expect("restart the killed container");
     assert!(answers(even_port), "the restarted container never answered");
     phase.store(RESTARTED, Ordering::SeqCst);
-    // The client probes a failed server again after RETRY_AFTER; give it a few rounds.
-    std::thread::sleep(RETRY_AFTER * 4);
+    // The client probes a failed server again after RETRY_AFTER.
+    until_seen(
+        RESTARTED,
+        0,
+        "the client going back to the restarted server",
+    );
     stop.store(true, Ordering::Relaxed);
 
     let mut all = Vec::new();

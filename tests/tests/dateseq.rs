@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, Calendar};
 use idgen_tests::redis::Value;
-use idgen_tests::{cmd, data_dir, error_of, now_ms, Options, Server};
+use idgen_tests::{cmd, data_dir, error_of, free_port, now_ms, Options, Server};
 
 /// Today's yyyyMMdd in `zone`; the tests retry a call that straddles midnight.
 fn today(zone: &str) -> i64 {
@@ -155,7 +155,14 @@ fn a_spent_sequence_is_an_error_and_never_wraps() {
 
 #[test]
 fn counter_keys_share_their_prefix_cluster_slot() {
-    let server = Server::start_with(Options::default().server(&["--cluster-enabled", "yes"]));
+    // The bus port is named: port + 10000 may be a client socket's (the ephemeral range).
+    let bus_port = free_port().to_string();
+    let server = Server::start_with(Options::default().server(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-port",
+        &bus_port,
+    ]));
     let mut con = server.connection();
     let _: () = cmd(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"])
         .query(&mut con)

@@ -118,7 +118,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 
 fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     // A panic aborts redis-server; at least say why in its log.
-    ffi::module::log_panics();
+    std::panic::set_hook(Box::new(|panic| {
+        ffi::log("warning", &format!("idgen panicked: {panic}"))
+    }));
     if MODULE.get().is_some() {
         return Err(LoadError::AlreadyLoaded);
     }

@@ -9,8 +9,8 @@ use std::os::raw::c_int;
 
 use redis_module::raw;
 
+use super::api;
 use super::ctx::Ctx;
-use super::{api, log};
 use crate::args::Args;
 use crate::error::CommandError;
 
@@ -136,11 +136,4 @@ pub fn load_configs(ctx: &redis_module::Context) -> bool {
     };
     // SAFETY: called from the module's OnLoad with its context, as the API requires.
     unsafe { load(ctx.ctx) == raw::REDISMODULE_OK as c_int }
-}
-
-/// Logs a panic's message to the Redis log before it aborts the server.
-pub fn log_panics() {
-    std::panic::set_hook(Box::new(|panic| {
-        log("warning", &format!("idgen panicked: {panic}"))
-    }));
 }

@@ -2,8 +2,10 @@
 //! TTL is kept and no command is executed on the module's behalf.
 //!
 //! Raw calls remain only for propagation: `RM_Replicate` with the `s`/`sl` formats and
-//! `RM_NotifyKeyspaceEvent` with a static event name. The crate's `replicate` and
-//! `notify_keyspace_event` build a C string per call and a Redis string per argument.
+//! `RM_NotifyKeyspaceEvent` with a static event name. Through the crate's `replicate` and
+//! `notify_keyspace_event` (a C string per call, a Redis string for INCRBY's count) DATESEQ.NEXT
+//! cost 15,899 instructions a call instead of 14,335, and 19,302 instead of 17,386 with COUNT 10
+//! (callgrind, server side, AOF on, 2026-11-25).
 
 use std::os::raw::c_longlong;
 use std::time::Duration;

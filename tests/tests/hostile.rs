@@ -118,6 +118,9 @@ fn module_arguments_are_refused_with_what_was_given_and_nothing_repeats() {
         &["SNOWFLAKE.NEXT", "COUNT", "{}", "SQIDS"],
         &["SNOWFLAKE.NEXT", "COUNT", "{}", "STRING"],
         &["SNOWFLAKE.DECODE", "{}"],
+        &["SNOWFLAKE.FROMTIME", "{}"],
+        &["UUID7.FROMTIME", "{}", "MAX"],
+        &["ULID.FROMTIME", "{}"],
         &["DATESEQ.NEXT", "hostile", "DIGITS", "{}"],
         &["DATESEQ.NEXT", "hostile", "COUNT", "{}"],
         &[
@@ -173,6 +176,8 @@ fn module_arguments_are_refused_with_what_was_given_and_nothing_repeats() {
                 .collect();
             cases += 1;
             match cmd(&words).query::<redis::Value>(&mut con) {
+                // The IDs of a time are the same for the same time: not issued, not counted.
+                Ok(_) if words[0].ends_with(".FROMTIME") => {}
                 Ok(reply) => issued.add(words[0], reply),
                 Err(e) => {
                     refused += 1;

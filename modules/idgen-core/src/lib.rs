@@ -39,6 +39,7 @@
 //! assert_eq!(ids.decode(id).worker, 3);
 //! ```
 
+pub mod at_time;
 pub mod claims;
 pub mod clock;
 pub mod dateseq;
@@ -50,6 +51,7 @@ pub mod settings;
 pub mod sqid;
 pub mod time128;
 
+pub use at_time::{parse_time, snowflake_at, time128_at, End, TimeError};
 pub use claims::{Claim, Claims};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use generator::{DecodedId, GenerateError, Generator, Stats, CEILING_HEADROOM_MS};

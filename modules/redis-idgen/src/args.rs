@@ -79,3 +79,27 @@ impl<'a> Args<'a> {
         Ok(())
     }
 }
+
+/// `t [MAX]` of the FROMTIME commands: the time (Unix ms or ISO-8601) and which end of its
+/// tick.
+///
+/// # Errors
+/// A time that is not one, or an option other than MAX.
+pub fn time_and_end(args: &mut Args) -> Result<(i64, idgen_core::End), CommandError> {
+    let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let text = std::str::from_utf8(raw).map_err(|_| {
+        CommandError::Time(idgen_core::TimeError::NotATime(
+            String::from_utf8_lossy(raw).into_owned(),
+        ))
+    })?;
+    let unix_ms = idgen_core::parse_time(text)?;
+    let mut end = idgen_core::End::Lowest;
+    args.options(|name, _| {
+        let max = name.eq_ignore_ascii_case(b"MAX");
+        if max {
+            end = idgen_core::End::Highest;
+        }
+        Ok(max)
+    })?;
+    Ok((unix_ms, end))
+}

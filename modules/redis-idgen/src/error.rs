@@ -3,7 +3,7 @@
 
 use idgen_core::dateseq::{KeyError, ValueError};
 use idgen_core::lease::LeaseError;
-use idgen_core::{GenerateError, SettingsError, SqidError};
+use idgen_core::{GenerateError, SettingsError, SqidError, TimeError};
 
 /// Why the module refuses to load; Redis's log shows it, and redis-server does not start.
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +80,8 @@ pub enum CommandError {
     Lease(LeaseError),
     /// A Sqid could not be made or read.
     Sqid(SqidError),
+    /// A time that is not one, or that the IDs cannot hold.
+    Time(TimeError),
 }
 
 impl CommandError {
@@ -151,6 +153,7 @@ impl CommandError {
             CommandError::Key(e) => format!("ERR {e}"),
             CommandError::Lease(e) => format!("ERR {e}"),
             CommandError::Sqid(e) => format!("ERR {e}"),
+            CommandError::Time(e) => format!("ERR {e}"),
         }
     }
 }
@@ -184,6 +187,12 @@ impl From<KeyError> for CommandError {
 impl From<LeaseError> for CommandError {
     fn from(e: LeaseError) -> Self {
         CommandError::Lease(e)
+    }
+}
+
+impl From<TimeError> for CommandError {
+    fn from(e: TimeError) -> Self {
+        CommandError::Time(e)
     }
 }
 

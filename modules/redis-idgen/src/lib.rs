@@ -8,11 +8,13 @@
 //! |---|---|
 //! | `SNOWFLAKE.NEXT [COUNT n] [STRING \| SQIDS]` | an ID, or `n` (1..=100000) strictly increasing IDs |
 //! | `SNOWFLAKE.DECODE id` | time_ms, time (ISO-8601), datacenter, worker, sequence, epoch_ms |
+//! | `SNOWFLAKE.FROMTIME t [MAX]` | the lowest (highest) ID of `t`'s tick: Unix ms or ISO-8601 |
 //! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING \| SQIDS]` | `yyyyMMdd * 10^d + seq` from today's counter; with COUNT, `[first, last]` of `n` values (all `n` with SQIDS) |
 //! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING \| SQIDS]` | the last value DATESEQ.NEXT gave today, or nil |
 //! | `IDGEN.ENCODE n [n ...]` / `IDGEN.DECODE sqid` | the Sqid of 1 to 16 numbers / the numbers of a Sqid |
 //! | `UUID7.NEXT [COUNT n]` / `ULID.NEXT [COUNT n]` | a UUIDv7 / ULID in canonical text, or `n` (1..=100000) increasing |
 //! | `UUID7.DECODE uuid` / `ULID.DECODE ulid` | time_ms, time (ISO-8601), random (hex) |
+//! | `UUID7.FROMTIME t [MAX]` / `ULID.FROMTIME t [MAX]` | the lowest (highest) of millisecond `t` |
 //! | `WORKERID.ACQUIRE ns TTL ms [MAX n]` | `[worker_id, token, expires_at_ms, start_above_ms]` |
 //! | `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]` | `[expires_at_ms, until_ms]` |
 //! | `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]` | OK |
@@ -92,12 +94,15 @@ macro_rules! command {
 const COMMANDS: &[Command] = &[
     Command { name: "SNOWFLAKE.NEXT", handler: command!(snowflake::next), flags: "", keys: (0, 0, 0), arity: -1 },
     Command { name: "SNOWFLAKE.DECODE", handler: command!(snowflake::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "SNOWFLAKE.FROMTIME", handler: command!(snowflake::fromtime), flags: "fast", keys: (0, 0, 0), arity: -2 },
     Command { name: "DATESEQ.NEXT", handler: command!(dateseq::next), flags: "write deny-oom fast", keys: (1, 1, 1), arity: -2 },
     Command { name: "DATESEQ.CURRENT", handler: command!(dateseq::current), flags: "readonly fast", keys: (1, 1, 1), arity: -2 },
     Command { name: "UUID7.NEXT", handler: command!(time128::uuid7_next), flags: "", keys: (0, 0, 0), arity: -1 },
     Command { name: "ULID.NEXT", handler: command!(time128::ulid_next), flags: "", keys: (0, 0, 0), arity: -1 },
     Command { name: "UUID7.DECODE", handler: command!(time128::uuid7_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
     Command { name: "ULID.DECODE", handler: command!(time128::ulid_decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "UUID7.FROMTIME", handler: command!(time128::uuid7_fromtime), flags: "fast", keys: (0, 0, 0), arity: -2 },
+    Command { name: "ULID.FROMTIME", handler: command!(time128::ulid_fromtime), flags: "fast", keys: (0, 0, 0), arity: -2 },
     Command { name: "IDGEN.ENCODE", handler: command!(form::encode), flags: "fast", keys: (0, 0, 0), arity: -2 },
     Command { name: "IDGEN.DECODE", handler: command!(form::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
     Command { name: "WORKERID.ACQUIRE", handler: command!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },

@@ -69,10 +69,11 @@ impl Ctx {
 
     /// Replies with `error`: Redis's own wrong-arity error, or the error's text, code first.
     pub fn reply_error(&self, error: &CommandError) {
-        let ctx = self.safe();
         match error {
-            CommandError::WrongArity => ctx.reply(Err(RedisError::WrongArity)),
-            error => ctx.reply_error_string(&error.text()),
-        };
+            CommandError::WrongArity => {
+                self.safe().reply(Err(RedisError::WrongArity));
+            }
+            error => self.reply_error_text(&error.text()),
+        }
     }
 }

@@ -3,7 +3,7 @@
 use idgen_core::{Clock, GenerateError, SystemClock};
 use jiff::Timestamp;
 
-use crate::args::Args;
+use crate::args::{time_and_end, Args};
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 use crate::form::Form;
@@ -116,4 +116,16 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
     ctx.reply_i64(d.sequence as i64)?;
     ctx.reply_bytes(b"epoch_ms")?;
     ctx.reply_i64(epoch_ms)
+}
+
+/// `SNOWFLAKE.FROMTIME t [MAX]`: the lowest ID (with MAX, the highest) any node can make in the
+/// tick holding `t` (Unix ms or ISO-8601) under this server's layout and epoch; a string when a
+/// script calls.
+pub fn fromtime(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
+    let (unix_ms, end) = time_and_end(&mut args)?;
+    let settings = s.ids.settings();
+    let id = idgen_core::snowflake_at(&settings.layout, settings.epoch_ms, unix_ms, end)?;
+    Form::Integer
+        .exact_or_decimal(id < 1 << 53 || !ctx.called_by_script())
+        .reply(ctx, id, &s.sqids)
 }

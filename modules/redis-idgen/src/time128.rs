@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use ulid::Ulid;
 use uuid::Uuid;
 
-use crate::args::Args;
+use crate::args::{time_and_end, Args};
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 use crate::snowflake::parse_count;
@@ -39,6 +39,22 @@ pub fn uuid7_decode(ctx: &Ctx, args: Args, _: &mut State) -> Result<(), CommandE
 /// `ULID.DECODE ulid`.
 pub fn ulid_decode(ctx: &Ctx, args: Args, _: &mut State) -> Result<(), CommandError> {
     decode(ctx, args, Form128::Ulid)
+}
+
+/// `UUID7.FROMTIME t [MAX]`.
+pub fn uuid7_fromtime(ctx: &Ctx, args: Args, _: &mut State) -> Result<(), CommandError> {
+    fromtime(ctx, args, Form128::Uuid7)
+}
+
+/// `ULID.FROMTIME t [MAX]`.
+pub fn ulid_fromtime(ctx: &Ctx, args: Args, _: &mut State) -> Result<(), CommandError> {
+    fromtime(ctx, args, Form128::Ulid)
+}
+
+/// The lowest ID (with MAX, the highest) of the millisecond `t` (Unix ms or ISO-8601).
+fn fromtime(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> {
+    let (unix_ms, end) = time_and_end(&mut args)?;
+    reply_text(ctx, form, idgen_core::time128_at(form, unix_ms, end)?)
 }
 
 fn name(form: Form128) -> &'static str {

@@ -133,6 +133,7 @@ fn module_arguments_are_refused_with_what_was_given_and_nothing_repeats() {
             "SQIDS",
         ],
         &["DATESEQ.CURRENT", "hostile", "DIGITS", "{}"],
+        &["DATESEQ.NEXT", "hostile", "PERIOD", "{}"],
         &["UUID7.NEXT", "COUNT", "{}"],
         &["ULID.NEXT", "COUNT", "{}"],
         &["IDGEN.ENCODE", "{}"],

@@ -1,6 +1,8 @@
-//! `DATESEQ.NEXT` and `DATESEQ.CURRENT`: `yyyyMMdd * 10^digits + seq` from a per-day counter.
+//! `DATESEQ.NEXT` and `DATESEQ.CURRENT`: `yyyyMMdd * 10^digits + seq` from a per-day counter,
+//! or with `PERIOD month` / `PERIOD year`, `yyyyMM` / `yyyy * 10^digits + seq` from a counter
+//! that starts again each month or year (in `idgen.dateseq-timezone`).
 //!
-//! The counter is a plain string key named from the prefix and today's date (see
+//! The counter is a plain string key named from the prefix and the period's label (see
 //! `idgen_core::dateseq::counter_key`), in the prefix's Cluster slot. It reaches replicas and the
 //! AOF as `INCR key` or `INCRBY key n` (plus `PEXPIREAT` when created), never as `DATESEQ.NEXT`:
 //! a replica replaying the command would read the date off its own clock.
@@ -9,7 +11,7 @@
 //! values on its first use, so values the old primary acknowledged but never replicated are
 //! not handed out again (the skip reaches replicas as part of the INCRBY).
 
-use idgen_core::dateseq::{check_digits, compose, Day, ValueError};
+use idgen_core::dateseq::{check_digits, compose, Day, Period, ValueError};
 use idgen_core::{Clock, SystemClock};
 
 use crate::args::Args;
@@ -25,6 +27,8 @@ use crate::state::State;
 /// What a call asked for.
 struct Request<'a> {
     prefix: &'a [u8],
+    /// Whose counter: today's, this month's or this year's.
+    period: Period,
     digits: u32,
     /// `Some(n)` when COUNT was given: the reply is then the range `[first, last]` (every
     /// value, with SQIDS).
@@ -32,8 +36,8 @@ struct Request<'a> {
     form: Form,
 }
 
-/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING | SQIDS]`: the next value of today's
-/// counter for `prefix`; with COUNT, the next `n` as the array `[first, last]`. As strings with
+/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD day|month|year]`: the
+/// next value of the period's counter for `prefix` (today's by default); with COUNT, the next `n` as the array `[first, last]`. As strings with
 /// STRING, and from a script when above 2^53. As Sqids with SQIDS; with COUNT (up to 1000), all
 /// `n` of them, since the values between first and last cannot be told from their Sqids.
 pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
@@ -71,7 +75,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
     s.eviction
         .check(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
     let n = req.count.unwrap_or(1);
-    let (day, fenced, now_ms) = locate(req.prefix, s);
+    let (day, fenced, now_ms) = locate(req, s);
     let gap = if fenced {
         config.int(|c| &c.dateseq_failover_gap) as u64
     } else {
@@ -113,11 +117,11 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
     Ok((first, last))
 }
 
-/// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS]`: the last value `DATESEQ.NEXT` gave
-/// today, or nil.
+/// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS] [PERIOD day|month|year]`: the last value
+/// `DATESEQ.NEXT` gave in the period (today by default), or nil.
 pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let req = parse(args, false, s)?;
-    let (day, _, _) = locate(req.prefix, s);
+    let (day, _, _) = locate(&req, s);
     let name = s.key_names.get(req.prefix, day.date)?;
     let seq = key::read(ctx, name)?;
     match seq {
@@ -130,27 +134,36 @@ pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError>
     }
 }
 
-/// Today, whether today's counter for `prefix` must skip the failover gap first, and the time.
-fn locate(prefix: &[u8], s: &mut State) -> (Day, bool, i64) {
+/// The request's period now (today, this month or this year), whether its counter must skip
+/// the failover gap first, and the time.
+fn locate(req: &Request, s: &mut State) -> (Day, bool, i64) {
     let now_ms = SystemClock.now_ms();
-    let day = s.days.day_of(now_ms);
-    let fenced = s.fence.needs_gap(prefix, day.date);
+    let day = s.days.period_of(now_ms, req.period);
+    let fenced = s.fence.needs_gap(req.prefix, day.date);
     (day, fenced, now_ms)
 }
 
-/// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS]`, DIGITS defaulting to
+/// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD p]`, DIGITS defaulting to
 /// `idgen.dateseq-digits`; COUNT only where `counted`.
 fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>, CommandError> {
-    let most = if counted { 7 } else { 5 };
+    let most = if counted { 9 } else { 7 };
     if args.len() < 2 || args.len() > most {
         return Err(CommandError::WrongArity);
     }
     let prefix = args.next_bytes().ok_or(CommandError::WrongArity)?;
     let mut digits = s.config.int(|c| &c.dateseq_digits);
-    let (mut count, mut form) = (None, Form::Integer);
+    let (mut count, mut form, mut period) = (None, Form::Integer, Period::Day);
     args.options(|name, args| {
         if form.take(name)? {
             return Ok(true);
+        } else if name.eq_ignore_ascii_case(b"PERIOD") {
+            let word = args.next_bytes().ok_or(CommandError::Syntax)?;
+            period = Period::parse(word).ok_or_else(|| {
+                CommandError::OutOfRange(format!(
+                    "PERIOD {} must be day, month or year",
+                    crate::error::shown(word)
+                ))
+            })?;
         } else if name.eq_ignore_ascii_case(b"DIGITS") {
             digits = args.next_i64()?;
         } else if counted && name.eq_ignore_ascii_case(b"COUNT") {
@@ -163,6 +176,7 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
     form.check_count(count.unwrap_or(1))?;
     Ok(Request {
         prefix,
+        period,
         digits: check_digits(digits)?,
         count,
         form,

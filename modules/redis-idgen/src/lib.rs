@@ -9,8 +9,8 @@
 //! | `SNOWFLAKE.NEXT [COUNT n] [STRING \| SQIDS]` | an ID, or `n` (1..=100000) strictly increasing IDs |
 //! | `SNOWFLAKE.DECODE id` | time_ms, time (ISO-8601), datacenter, worker, sequence, epoch_ms |
 //! | `SNOWFLAKE.FROMTIME t [MAX]` | the lowest (highest) ID of `t`'s tick: Unix ms or ISO-8601 |
-//! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING \| SQIDS]` | `yyyyMMdd * 10^d + seq` from today's counter; with COUNT, `[first, last]` of `n` values (all `n` with SQIDS) |
-//! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING \| SQIDS]` | the last value DATESEQ.NEXT gave today, or nil |
+//! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING \| SQIDS] [PERIOD p]` | `yyyyMMdd * 10^d + seq` from today's counter (`yyyyMM`, `yyyy` with PERIOD month, year); with COUNT, `[first, last]` of `n` values (all `n` with SQIDS) |
+//! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING \| SQIDS] [PERIOD p]` | the last value DATESEQ.NEXT gave in the period, or nil |
 //! | `IDGEN.ENCODE n [n ...]` / `IDGEN.DECODE sqid` | the Sqid of 1 to 16 numbers / the numbers of a Sqid |
 //! | `UUID7.NEXT [COUNT n]` / `ULID.NEXT [COUNT n]` | a UUIDv7 / ULID in canonical text, or `n` (1..=100000) increasing |
 //! | `UUID7.DECODE uuid` / `ULID.DECODE ulid` | time_ms, time (ISO-8601), random (hex) |

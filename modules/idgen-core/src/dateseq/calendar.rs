@@ -1,4 +1,4 @@
-//! Which day it is in a time zone, cached so that a call costs one comparison.
+//! Which day, month or year it is in a time zone, cached so that a call costs one comparison.
 
 use std::fmt;
 
@@ -21,19 +21,59 @@ impl fmt::Display for ZoneError {
 
 impl std::error::Error for ZoneError {}
 
-/// One calendar day in a zone: its date and the half-open span of Unix ms it covers.
+/// How long a DATESEQ counter runs before it starts again at 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Period {
+    /// A counter per day, labelled yyyyMMdd.
+    #[default]
+    Day,
+    /// A counter per month, labelled yyyyMM.
+    Month,
+    /// A counter per year, labelled yyyy (invoice numbers usually restart each year).
+    Year,
+}
+
+impl Period {
+    /// Every period, in the order of [`Period::index`].
+    pub const ALL: [Period; 3] = [Period::Day, Period::Month, Period::Year];
+
+    /// `day`, `month` or `year`, in any case.
+    pub fn parse(word: &[u8]) -> Option<Period> {
+        Period::ALL
+            .into_iter()
+            .find(|p| word.eq_ignore_ascii_case(p.name().as_bytes()))
+    }
+
+    /// The period's name as PERIOD takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Period::Day => "day",
+            Period::Month => "month",
+            Period::Year => "year",
+        }
+    }
+
+    /// 0, 1, 2: the period's place in [`Period::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One period in a zone (a day, a month or a year): its label and the half-open span of Unix
+/// ms it covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Day {
-    /// The date as the number yyyyMMdd, e.g. 20261122.
+    /// The label as a number: yyyyMMdd (20261122) for a day, yyyyMM (202611) for a month,
+    /// yyyy (2026) for a year.
     pub date: u32,
-    /// First ms of the day.
+    /// First ms of the period.
     pub start_ms: i64,
-    /// First ms of the next day.
+    /// First ms of the next period.
     pub end_ms: i64,
 }
 
 impl Day {
-    /// Whether `unix_ms` falls on this day.
+    /// Whether `unix_ms` falls in this period.
     pub fn contains(&self, unix_ms: i64) -> bool {
         self.start_ms <= unix_ms && unix_ms < self.end_ms
     }
@@ -72,23 +112,40 @@ impl Calendar {
     /// The day `unix_ms` falls on. Times outside years 1000..=9999 are clamped into them so the
     /// date always has 8 digits.
     pub fn day_of(&self, unix_ms: i64) -> Day {
+        self.period_of(unix_ms, Period::Day)
+    }
+
+    /// The day, month or year `unix_ms` falls in. Times outside years 1000..=9999 are clamped
+    /// into them so the label always has 8, 6 or 4 digits.
+    pub fn period_of(&self, unix_ms: i64, period: Period) -> Day {
         const MIN_MS: i64 = -30_610_224_000_000; // 1000-01-01T00:00:00Z
         const MAX_MS: i64 = 253_402_214_400_000 - 86_400_000; // 9999-12-31T00:00:00Z
         let ms = unix_ms.clamp(MIN_MS, MAX_MS);
         let ts = Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH);
         let date = ts.to_zoned(self.zone.clone()).date();
+        let (year, month, day) = (date.year() as u32, date.month() as u32, date.day() as u32);
+        let (first, label) = match period {
+            Period::Day => (Some(date), year * 10_000 + month * 100 + day),
+            Period::Month => (date.first_of_month().into(), year * 100 + month),
+            Period::Year => (date.first_of_year().into(), year),
+        };
+        let next = first.and_then(|d| match period {
+            Period::Day => d.tomorrow().ok(),
+            Period::Month => d.checked_add(jiff::Span::new().months(1)).ok(),
+            Period::Year => d.checked_add(jiff::Span::new().years(1)).ok(),
+        });
         let start = |d: jiff::civil::Date| {
             d.to_zoned(self.zone.clone())
                 .map(|z| z.timestamp().as_millisecond())
+                .ok()
         };
-        let start_ms = start(date).unwrap_or(ms - ms.rem_euclid(86_400_000));
-        let end_ms = date
-            .tomorrow()
-            .ok()
-            .and_then(|d| start(d).ok())
-            .unwrap_or(start_ms + 86_400_000);
+        let start_ms = first
+            .and_then(start)
+            .unwrap_or(ms - ms.rem_euclid(86_400_000));
+        // The last period (9999) ends where the calendar does.
+        let end_ms = next.and_then(start).unwrap_or(MAX_MS + 86_400_000);
         Day {
-            date: date.year() as u32 * 10_000 + date.month() as u32 * 100 + date.day() as u32,
+            date: label,
             start_ms,
             end_ms,
         }
@@ -114,18 +171,19 @@ fn parse_offset(name: &str) -> Option<Offset> {
     Offset::from_seconds(sign * (hours * 3600 + minutes * 60)).ok()
 }
 
-/// A calendar plus the day last asked for: recomputes only when a call crosses midnight.
+/// A calendar plus the day, month and year last asked for: recomputes only when a call
+/// crosses into another.
 #[derive(Clone, Debug)]
 pub struct DayCache {
     calendar: Calendar,
-    day: Day,
+    spans: [Day; 3],
 }
 
 impl DayCache {
     /// A cache over `calendar`.
     pub fn new(calendar: Calendar) -> Self {
-        let day = calendar.day_of(0);
-        DayCache { calendar, day }
+        let spans = Period::ALL.map(|p| calendar.period_of(0, p));
+        DayCache { calendar, spans }
     }
 
     /// The calendar in use.
@@ -135,10 +193,16 @@ impl DayCache {
 
     /// The day `unix_ms` falls on.
     pub fn day_of(&mut self, unix_ms: i64) -> Day {
-        if !self.day.contains(unix_ms) {
-            self.day = self.calendar.day_of(unix_ms);
+        self.period_of(unix_ms, Period::Day)
+    }
+
+    /// The day, month or year `unix_ms` falls in.
+    pub fn period_of(&mut self, unix_ms: i64, period: Period) -> Day {
+        let span = &mut self.spans[period.index()];
+        if !span.contains(unix_ms) {
+            *span = self.calendar.period_of(unix_ms, period);
         }
-        self.day
+        *span
     }
 }
 
@@ -209,5 +273,45 @@ mod tests {
         ] {
             assert!(Calendar::new(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn months_and_years_turn_at_midnight_in_the_zone() {
+        // 2026-11-30T16:00:00Z is midnight of 2026-12-01 in Shanghai (UTC+8).
+        let turn = 1_796_054_400_000;
+        let shanghai = Calendar::new("Asia/Shanghai").unwrap();
+        let month = shanghai.period_of(turn - 1, Period::Month);
+        assert_eq!(month.date, 202611);
+        assert_eq!(month.end_ms, turn);
+        assert_eq!(month.end_ms - month.start_ms, 30 * 86_400_000);
+        assert_eq!(shanghai.period_of(turn, Period::Month).date, 202612);
+        assert_eq!(shanghai.period_of(turn, Period::Year).date, 2026);
+        // 2026-12-31T16:00:00Z: the year turns in Shanghai, not yet in UTC.
+        let new_year = 1_798_732_800_000;
+        let year = shanghai.period_of(new_year - 1, Period::Year);
+        assert_eq!((year.date, year.end_ms), (2026, new_year));
+        assert_eq!(shanghai.period_of(new_year, Period::Year).date, 2027);
+        assert_eq!(shanghai.period_of(new_year, Period::Month).date, 202701);
+        let utc = Calendar::new("UTC").unwrap();
+        assert_eq!(utc.period_of(new_year, Period::Year).date, 2026);
+    }
+
+    #[test]
+    fn the_cache_keeps_each_period_apart() {
+        let mut cache = DayCache::new(Calendar::new("UTC").unwrap());
+        let t = 1_795_305_600_000; // 2026-11-22T00:00:00Z
+        assert_eq!(cache.period_of(t, Period::Year).date, 2026);
+        assert_eq!(cache.period_of(t, Period::Day).date, 20261122);
+        assert_eq!(cache.period_of(t, Period::Month).date, 202611);
+        assert_eq!(cache.period_of(t - 1, Period::Day).date, 20261121);
+        assert_eq!(cache.period_of(t, Period::Year).date, 2026);
+    }
+
+    #[test]
+    fn periods_are_read_by_name() {
+        assert_eq!(Period::parse(b"MONTH"), Some(Period::Month));
+        assert_eq!(Period::parse(b"year"), Some(Period::Year));
+        assert_eq!(Period::parse(b"Day"), Some(Period::Day));
+        assert_eq!(Period::parse(b"week"), None);
     }
 }

@@ -25,7 +25,8 @@ impl fmt::Display for KeyError {
 
 impl std::error::Error for KeyError {}
 
-/// The counter key for `prefix` on `date` (yyyyMMdd), hashing to `prefix`'s Cluster slot.
+/// The counter key for `prefix` in the period labelled `date` (yyyyMMdd, or yyyyMM and yyyy for
+/// monthly and yearly counters), hashing to `prefix`'s Cluster slot.
 ///
 /// A prefix with a hash tag keeps it: `order:{eu}` -> `order:{eu}:20261122`. Any other prefix
 /// becomes the tag: `order` -> `{order}:20261122`.

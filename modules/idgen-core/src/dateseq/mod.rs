@@ -9,7 +9,7 @@ pub mod fence;
 pub mod key;
 pub mod value;
 
-pub use calendar::{Calendar, Day, DayCache, ZoneError};
+pub use calendar::{Calendar, Day, DayCache, Period, ZoneError};
 pub use fence::Fence;
 pub use key::{counter_key, parse_counter, KeyError};
 pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};

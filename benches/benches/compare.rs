@@ -63,6 +63,14 @@ impl Setup {
             .arg(DATESEQ_DIGITS)
             .query(&mut module.connection())?;
         let dir = data_dir("compare");
+        // The sealed rows' key: a fixed one, as any key costs the same.
+        let key_file = dir.join("seal.key");
+        std::fs::write(&key_file, format!("{}\n", "5e".repeat(32)))?;
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("idgen.seal-key-file")
+            .arg(key_file.display().to_string())
+            .query(&mut module.connection())?;
         let single = TicketServer::start(1, 1, &dir.join("single"), &[]);
         let (odd, even) = TicketServer::odd_and_even(&dir, &[]);
         let pair = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()])?);
@@ -188,6 +196,15 @@ impl Setup {
                 SNOWFLAKE_CAP,
                 "as above",
                 "a unique worker-id per node",
+            ),
+            row(
+                "SNOWFLAKE.NEXT SEALED (module)",
+                Kind::Network,
+                resp(self.module.url(), &["SNOWFLAKE.NEXT", "SEALED"]),
+                64,
+                SNOWFLAKE_CAP,
+                "as above",
+                "a unique worker-id per node; one sealing key for all",
             ),
             row(
                 "DATESEQ.NEXT (module)",

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use idgen_core::dateseq::Calendar;
 use idgen_core::sqid::{DEFAULT_ALPHABET, MAX_MIN_LENGTH};
-use idgen_core::{Layout, Settings, SqidCodec, TWITTER_EPOCH_MS};
+use idgen_core::{Layout, Sealer, Settings, SqidCodec, TWITTER_EPOCH_MS};
 
 use crate::error::shown;
 
@@ -86,6 +86,9 @@ pub struct Config {
     pub sqids_alphabet: Mutex<String>,
     /// `idgen.sqids-min-length`: Sqids are padded to at least this many characters.
     pub sqids_min_length: AtomicI64,
+    /// `idgen.seal-key-file`: a file whose first line is the sealing key, 64 hex digits
+    /// (IDGEN.SEAL, SEALED); empty: no sealing. CONFIG GET shows the path, never the key.
+    pub seal_key_file: Mutex<String>,
 }
 
 /// What a new value of a live setting changes in the running module, beyond the value itself.
@@ -101,6 +104,8 @@ pub enum Effect {
     TimeZone,
     /// The Sqid codec.
     Sqids,
+    /// The sealing key.
+    SealKey,
 }
 
 /// One `idgen.*` setting.
@@ -158,6 +163,7 @@ pub static SETTINGS: &[Setting] = &[
     boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
     text("sqids-alphabet", true, DEFAULT_ALPHABET, |c| &c.sqids_alphabet, check_alphabet, Effect::Sqids),
     int("sqids-min-length", true, 0, 0, MAX_MIN_LENGTH as i64, |c| &c.sqids_min_length, Effect::Sqids),
+    text("seal-key-file", true, "", |c| &c.seal_key_file, |_, path| read_sealer(path).map(|_| ()), Effect::SealKey),
 ];
 
 const fn int(
@@ -385,6 +391,29 @@ impl Config {
         SqidCodec::new(&self.text(|c| &c.sqids_alphabet), min_length)
             .map_err(|e| format!("idgen.sqids-alphabet: {e}"))
     }
+}
+
+impl Config {
+    /// The sealer of the key in `idgen.seal-key-file`; `None` when it is empty.
+    ///
+    /// # Errors
+    /// The file cannot be read or does not hold a key.
+    pub fn sealer(&self) -> Result<Option<Sealer>, String> {
+        read_sealer(&self.text(|c| &c.seal_key_file))
+    }
+}
+
+/// The sealer of the key in the file at `path` (its first line, 64 hex digits); `None` for an
+/// empty path. The key itself never appears in a message.
+fn read_sealer(path: &str) -> Result<Option<Sealer>, String> {
+    if path.is_empty() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let line = text.lines().next().unwrap_or_default();
+    Sealer::from_hex(line)
+        .map(Some)
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 /// A string value as text, or why it is not acceptable text.

@@ -29,6 +29,8 @@ struct Request<'a> {
     prefix: &'a [u8],
     /// Whose counter: today's, this month's or this year's.
     period: Period,
+    /// Whether the values go out sealed.
+    sealed: bool,
     digits: u32,
     /// `Some(n)` when COUNT was given: the reply is then the range `[first, last]` (every
     /// value, with SQIDS).
@@ -36,8 +38,9 @@ struct Request<'a> {
     form: Form,
 }
 
-/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD day|month|year]`: the
-/// next value of the period's counter for `prefix` (today's by default); with COUNT, the next `n` as the array `[first, last]`. As strings with
+/// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD day|month|year]
+/// [SEALED]`: the next value of the period's counter for `prefix` (today's by default), sealed
+/// with SEALED (with COUNT, up to 1000, every value); with COUNT, the next `n` as the array `[first, last]`. As strings with
 /// STRING, and from a script when above 2^53. As Sqids with SQIDS; with COUNT (up to 1000), all
 /// `n` of them, since the values between first and last cannot be told from their Sqids.
 pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
@@ -50,14 +53,25 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
         }
     };
     s.dateseq.issued += req.count.unwrap_or(1);
-    let form = req.form.exact_or_decimal(!needs_string(ctx, last));
-    match (req.count, form) {
-        (None, form) => form.reply(ctx, first as u64, &s.sqids),
-        (Some(_), Form::Sqid) => {
-            let all: Vec<u64> = (first as u64..=last as u64).collect();
+    // Sealed values may be anywhere up to 2^63: a script gets them all as strings.
+    let exact = if req.sealed {
+        !ctx.called_by_script()
+    } else {
+        !needs_string(ctx, last)
+    };
+    let form = req.form.exact_or_decimal(exact);
+    let sealer = s.sealer.as_ref().filter(|_| req.sealed);
+    match (req.count, form, sealer) {
+        (None, form, None) => form.reply(ctx, first as u64, &s.sqids),
+        (None, form, Some(sealer)) => form.reply(ctx, sealer.seal(first as u64)?, &s.sqids),
+        // Sqids and sealed values do not show their order: every value, not the range.
+        (Some(_), form, sealer) if form == Form::Sqid || sealer.is_some() => {
+            let all = (first as u64..=last as u64)
+                .map(|v| sealer.map_or(Ok(v), |sealer| sealer.seal(v)))
+                .collect::<Result<Vec<u64>, _>>()?;
             form.reply_all(ctx, &all, &s.sqids)
         }
-        (Some(_), form) => form.reply_all(ctx, &[first as u64, last as u64], &s.sqids),
+        (Some(_), form, _) => form.reply_all(ctx, &[first as u64, last as u64], &s.sqids),
     }
 }
 
@@ -146,15 +160,15 @@ fn locate(req: &Request, s: &mut State) -> (Day, bool, i64) {
 /// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD p]`, DIGITS defaulting to
 /// `idgen.dateseq-digits`; COUNT only where `counted`.
 fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>, CommandError> {
-    let most = if counted { 9 } else { 7 };
+    let most = if counted { 10 } else { 7 };
     if args.len() < 2 || args.len() > most {
         return Err(CommandError::WrongArity);
     }
     let prefix = args.next_bytes().ok_or(CommandError::WrongArity)?;
     let mut digits = s.config.int(|c| &c.dateseq_digits);
-    let (mut count, mut form, mut period) = (None, Form::Integer, Period::Day);
+    let (mut count, mut form, mut period, mut sealed) = (None, Form::Integer, Period::Day, false);
     args.options(|name, args| {
-        if form.take(name)? {
+        if form.take(name)? || (counted && crate::seal::take(&mut sealed, name)) {
             return Ok(true);
         } else if name.eq_ignore_ascii_case(b"PERIOD") {
             let word = args.next_bytes().ok_or(CommandError::Syntax)?;
@@ -174,9 +188,11 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
         Ok(true)
     })?;
     form.check_count(count.unwrap_or(1))?;
+    crate::seal::check(s, sealed, count.unwrap_or(1))?;
     Ok(Request {
         prefix,
         period,
+        sealed,
         digits: check_digits(digits)?,
         count,
         form,

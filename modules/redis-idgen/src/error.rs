@@ -3,7 +3,7 @@
 
 use idgen_core::dateseq::{KeyError, ValueError};
 use idgen_core::lease::LeaseError;
-use idgen_core::{GenerateError, SettingsError, SqidError, TimeError};
+use idgen_core::{GenerateError, SealError, SettingsError, SqidError, TimeError};
 
 /// Why the module refuses to load; Redis's log shows it, and redis-server does not start.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +82,10 @@ pub enum CommandError {
     Sqid(SqidError),
     /// A time that is not one, or that the IDs cannot hold.
     Time(TimeError),
+    /// Sealing or unsealing refused the value.
+    Seal(SealError),
+    /// SEALED or IDGEN.SEAL without `idgen.seal-key-file`.
+    NoSealKey,
 }
 
 impl CommandError {
@@ -154,6 +158,10 @@ impl CommandError {
             CommandError::Lease(e) => format!("ERR {e}"),
             CommandError::Sqid(e) => format!("ERR {e}"),
             CommandError::Time(e) => format!("ERR {e}"),
+            CommandError::Seal(e) => format!("ERR {e}"),
+            CommandError::NoSealKey => "ERR no sealing key: set idgen.seal-key-file to a file \
+                 whose first line is 64 hex digits (openssl rand -hex 32)"
+                .into(),
         }
     }
 }
@@ -187,6 +195,12 @@ impl From<KeyError> for CommandError {
 impl From<LeaseError> for CommandError {
     fn from(e: LeaseError) -> Self {
         CommandError::Lease(e)
+    }
+}
+
+impl From<SealError> for CommandError {
+    fn from(e: SealError) -> Self {
+        CommandError::Seal(e)
     }
 }
 

@@ -81,7 +81,9 @@ fn state(f: &mut Fields, s: &State) {
         .field("dateseq_issued", s.dateseq.issued)
         .field("dateseq_refused", s.dateseq.refused)
         .field("dateseq_failover_gaps_taken", s.dateseq.gaps)
-        .field("dateseq_failover_values_skipped", s.dateseq.skipped);
+        .field("dateseq_failover_values_skipped", s.dateseq.skipped)
+        // The key's check value, never the key: which key seals, to compare servers by.
+        .field("seal_key_id", s.sealer.as_ref().map_or("", |k| k.key_id()));
 }
 
 fn config(f: &mut Fields, c: &Config) {

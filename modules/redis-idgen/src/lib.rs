@@ -12,6 +12,8 @@
 //! | `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING \| SQIDS] [PERIOD p]` | `yyyyMMdd * 10^d + seq` from today's counter (`yyyyMM`, `yyyy` with PERIOD month, year); with COUNT, `[first, last]` of `n` values (all `n` with SQIDS) |
 //! | `DATESEQ.CURRENT prefix [DIGITS d] [STRING \| SQIDS] [PERIOD p]` | the last value DATESEQ.NEXT gave in the period, or nil |
 //! | `IDGEN.ENCODE n [n ...]` / `IDGEN.DECODE sqid` | the Sqid of 1 to 16 numbers / the numbers of a Sqid |
+//! | `IDGEN.SEAL id` / `IDGEN.UNSEAL sealed` | the sealed form of an ID / the ID of a sealed form ([`seal`]) |
+//! | `UUID7.UNSEAL uuid` | the UUIDv7 of a sealed UUID (`UUID7.NEXT SEALED`) |
 //! | `UUID7.NEXT [COUNT n]` / `ULID.NEXT [COUNT n]` | a UUIDv7 / ULID in canonical text, or `n` (1..=100000) increasing |
 //! | `UUID7.DECODE uuid` / `ULID.DECODE ulid` | time_ms, time (ISO-8601), random (hex) |
 //! | `UUID7.FROMTIME t [MAX]` / `ULID.FROMTIME t [MAX]` | the lowest (highest) of millisecond `t` |
@@ -47,6 +49,7 @@ mod load;
 mod registration;
 mod reply;
 mod reservation;
+mod seal;
 mod snowflake;
 mod state;
 mod time128;
@@ -105,6 +108,9 @@ const COMMANDS: &[Command] = &[
     Command { name: "ULID.FROMTIME", handler: command!(time128::ulid_fromtime), flags: "fast", keys: (0, 0, 0), arity: -2 },
     Command { name: "IDGEN.ENCODE", handler: command!(form::encode), flags: "fast", keys: (0, 0, 0), arity: -2 },
     Command { name: "IDGEN.DECODE", handler: command!(form::decode), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "IDGEN.SEAL", handler: command!(seal::seal), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "IDGEN.UNSEAL", handler: command!(seal::unseal), flags: "fast", keys: (0, 0, 0), arity: 2 },
+    Command { name: "UUID7.UNSEAL", handler: command!(seal::uuid7_unseal), flags: "fast", keys: (0, 0, 0), arity: 2 },
     Command { name: "WORKERID.ACQUIRE", handler: command!(workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },
     Command { name: "WORKERID.RENEW", handler: command!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
     Command { name: "WORKERID.RELEASE", handler: command!(workerid::release), flags: "write", keys: (1, 1, 1), arity: -4 },

@@ -8,24 +8,25 @@ use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 use crate::form::Form;
 use crate::reservation::Reservation;
+use crate::seal;
 use crate::state::State;
 
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
 
-/// `SNOWFLAKE.NEXT [COUNT n] [STRING | SQIDS]`: one ID, or an array of `n` strictly increasing
-/// IDs; as strings with STRING, and always when called from a script (Lua numbers are doubles
-/// and would round an ID above 2^53); as Sqids with SQIDS (COUNT up to 1000).
+/// `SNOWFLAKE.NEXT [COUNT n] [STRING | SQIDS] [SEALED]`: one ID, or an array of `n` strictly
+/// increasing IDs; as strings with STRING, and always when called from a script (Lua numbers
+/// are doubles and would round an ID above 2^53); as Sqids with SQIDS (COUNT up to 1000);
+/// sealed with SEALED (COUNT up to 1000; Sqids of the sealed IDs with SQIDS too).
 ///
 /// Refused on a replica, which shares its primary's worker-id and would repeat its IDs.
 pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
-    if args.len() > 4 {
+    if args.len() > 5 {
         return Err(CommandError::WrongArity);
     }
-    let mut count = None;
-    let mut form = Form::Integer;
+    let (mut count, mut form, mut sealed) = (None, Form::Integer, false);
     args.options(|name, args| {
-        if form.take(name)? {
+        if form.take(name)? || seal::take(&mut sealed, name) {
             return Ok(true);
         } else if name.eq_ignore_ascii_case(b"COUNT") {
             count = Some(parse_count(args, MAX_COUNT)? as usize);
@@ -35,6 +36,7 @@ pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
         Ok(true)
     })?;
     form.check_count(count.unwrap_or(1) as u64)?;
+    seal::check(s, sealed, count.unwrap_or(1) as u64)?;
     if s.replica {
         return Err(CommandError::Replica);
     }
@@ -51,8 +53,11 @@ pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
         reservation,
         id_buf,
         sqids,
+        sealer,
         ..
     } = s;
+    // Checked above: a sealer is set when SEALED is given.
+    let sealer = sealer.as_ref().filter(|_| sealed);
     if let Some(reservation) = reservation {
         if let Some(why) = reservation.refusal() {
             return Err(CommandError::StateFile(why));
@@ -61,15 +66,23 @@ pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
     }
     let refusal = |e| refusal(e, reservation.as_ref());
     let result = match count {
-        None => ids
-            .next_id()
-            .map_err(refusal)
-            .and_then(|id| form.reply(ctx, id, sqids)),
+        None => ids.next_id().map_err(refusal).and_then(|id| {
+            let id = match sealer {
+                Some(sealer) => sealer.seal(id)?,
+                None => id,
+            };
+            form.reply(ctx, id, sqids)
+        }),
         Some(n) => {
             id_buf.clear();
-            ids.next_ids(n, id_buf)
-                .map_err(refusal)
-                .and_then(|()| form.reply_all(ctx, id_buf, sqids))
+            ids.next_ids(n, id_buf).map_err(refusal).and_then(|()| {
+                if let Some(sealer) = sealer {
+                    for id in id_buf.iter_mut() {
+                        *id = sealer.seal(*id)?;
+                    }
+                }
+                form.reply_all(ctx, id_buf, sqids)
+            })
         }
     };
     if let Some(reservation) = reservation {

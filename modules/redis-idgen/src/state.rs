@@ -10,13 +10,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use idgen_core::dateseq::{DayCache, Fence};
 use idgen_core::lease::Seen;
-use idgen_core::{Claim, Clock, Form128, Generator, Generator128, SqidCodec, SystemClock};
+use idgen_core::{Claim, Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::cluster::Watch;
 use crate::config::{Config, Effect};
-use crate::error::LoadError;
+use crate::error::{CommandError, LoadError};
 use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
 use crate::reservation::Reservation;
@@ -89,6 +89,8 @@ pub struct State {
     pub id_buf: Vec<u64>,
     /// Sqids of the configured alphabet and minimum length.
     pub sqids: SqidCodec,
+    /// The sealing key's permutation (`idgen.seal-key-file`), if one is set.
+    pub sealer: Option<Sealer>,
     /// UUID7.NEXT's generator.
     pub uuid7: Generator128<SystemClock, StdRng>,
     /// ULID.NEXT's generator.
@@ -126,6 +128,7 @@ impl State {
             id128_buf: Vec::new(),
             days: DayCache::new(config.calendar().map_err(LoadError::Setting)?),
             sqids: config.sqid_codec().map_err(LoadError::Setting)?,
+            sealer: config.sealer().map_err(LoadError::Setting)?,
             ids: parts.ids,
             reservation: parts.reservation,
             replica: parts.replica,
@@ -157,6 +160,7 @@ impl State {
             Effect::RandomStart => self.ids.set_random_start(config.flag(|c| &c.random_start)),
             Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
             Effect::Sqids => self.sqids = config.sqid_codec()?,
+            Effect::SealKey => self.sealer = config.sealer()?,
         }
         Ok(())
     }
@@ -169,6 +173,14 @@ impl State {
             self.fence.new_term();
             self.lease_fence_ms = lease_fence_from_now(self.config);
         }
+    }
+
+    /// The sealer, or the error that says how to set one.
+    ///
+    /// # Errors
+    /// [`CommandError::NoSealKey`] when `idgen.seal-key-file` is empty.
+    pub fn sealer(&self) -> Result<&Sealer, CommandError> {
+        self.sealer.as_ref().ok_or(CommandError::NoSealKey)
     }
 
     /// The datacenter and worker this node puts into its IDs, as it announces them.

@@ -21,7 +21,8 @@ use crate::state::State;
 /// Most IDs one `COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
 
-/// `UUID7.NEXT [COUNT n]`.
+/// `UUID7.NEXT [COUNT n] [SEALED]`: SEALED gives a version 4 UUID that shows no time, which
+/// `UUID7.UNSEAL` turns back into the UUIDv7.
 pub fn uuid7_next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     next(ctx, args, s, Form128::Uuid7)
 }
@@ -66,17 +67,21 @@ fn name(form: Form128) -> &'static str {
 
 /// One ID as a bulk string, or `COUNT n` of them as an array, increasing.
 fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), CommandError> {
-    if args.len() > 3 {
+    if args.len() > 4 {
         return Err(CommandError::WrongArity);
     }
-    let mut count = None;
+    let (mut count, mut sealed) = (None, false);
     args.options(|option, args| {
+        if form == Form128::Uuid7 && crate::seal::take(&mut sealed, option) {
+            return Ok(true);
+        }
         if !option.eq_ignore_ascii_case(b"COUNT") {
             return Ok(false);
         }
         count = Some(parse_count(args, MAX_COUNT)? as usize);
         Ok(true)
     })?;
+    crate::seal::check(s, sealed, count.unwrap_or(1) as u64)?;
     if s.replica && !s.config.flag(|c| &c.random_ids_on_replica) {
         return Err(CommandError::ReplicaRandom(name(form)));
     }
@@ -84,14 +89,19 @@ fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), C
         Form128::Uuid7 => &mut s.uuid7,
         Form128::Ulid => &mut s.ulid,
     };
+    // Checked above: a sealer is set when SEALED is given.
+    let sealer = s.sealer.as_ref().filter(|_| sealed);
+    let out = |id: u128| sealer.map_or(Ok(id), |sealer| sealer.seal_uuid7(id));
     let Some(n) = count else {
-        return reply_text(ctx, form, ids.next_id()?);
+        return reply_text(ctx, form, out(ids.next_id()?)?);
     };
     let batch = &mut s.id128_buf;
     batch.clear();
     ids.next_ids(n, batch)?;
     ctx.reply_array(batch.len())?;
-    batch.iter().try_for_each(|&id| reply_text(ctx, form, id))
+    batch
+        .iter()
+        .try_for_each(|&id| reply_text(ctx, form, out(id)?))
 }
 
 /// Replies with the canonical text of `id`.

@@ -25,6 +25,7 @@ use idgen_tests::ticket::TicketServer;
 use idgen_tests::{data_dir, Options, Server};
 use indicatif::{ProgressBar, ProgressStyle};
 use ticket_server::client::prefetch::Prefetch;
+use ticket_server::client::sizing::Sizing;
 use ticket_server::client::RoundRobin;
 
 /// What the 12-bit sequence of the Twitter layout allows.
@@ -39,6 +40,7 @@ struct Setup {
     even: TicketServer,
     pair: Arc<RoundRobin>,
     prefetch: Arc<Prefetch>,
+    adaptive: Arc<Prefetch>,
     leased: Result<Arc<LeasedGenerator>, String>,
     flickr: Result<(MariaDb, MariaDb), String>,
     instagram: Result<Postgres, String>,
@@ -80,6 +82,13 @@ impl Setup {
             1_000_000,
             runtime.handle(),
         ));
+        // Sized like Leaf's dynamic step, with a target a benchmark reaches: 1 s.
+        let adaptive = Arc::new(Prefetch::start_sized(
+            Arc::clone(&pair),
+            "compare-adaptive",
+            Sizing::adaptive(1_000, 10_000_000, Duration::from_secs(1)),
+            runtime.handle(),
+        ));
         let mut lease = LeaseOptions::new(&module.url(), "compare").ttl(Duration::from_secs(2));
         lease.settings.max_drift_ms = 0;
         let leased = LeasedGenerator::start(lease)
@@ -107,6 +116,7 @@ impl Setup {
             even,
             pair,
             prefetch,
+            adaptive,
             leased,
             flickr,
             instagram,
@@ -264,6 +274,15 @@ impl Setup {
                 64,
                 "no cap per ms",
                 "not measured: blocks keep coming from the surviving server",
+                "offset and increment per server; a fixed set of N",
+            ),
+            row(
+                "prefetching ticket client (in process, adaptive blocks of 1k to 10M)",
+                Kind::InProcess,
+                Target::InProcess(generators::prefetch(Arc::clone(&self.adaptive))),
+                64,
+                "no cap per ms",
+                "as above; a quiet service holds few tickets to lose on restart",
                 "offset and increment per server; a fixed set of N",
             ),
             row(

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use ticket_server::client::prefetch::Prefetch;
+use ticket_server::client::sizing::Sizing;
 use ticket_server::client::RoundRobin;
 
 /// Hand out tickets through the prefetching client.
@@ -21,16 +22,25 @@ struct Args {
     /// Threads handing tickets out.
     #[arg(long, default_value_t = 4)]
     threads: usize,
-    /// Tickets per block taken from a server.
+    /// Tickets per block taken from a server (with --adaptive, the most).
     #[arg(long, default_value_t = 1_000_000)]
     block: u64,
+    /// Size blocks from how long the last one lasted (1,000 tickets up to --block, aiming at
+    /// blocks that last a second) instead of fixed ones.
+    #[arg(long)]
+    adaptive: bool,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Runtime::new()?;
     let client = Arc::new(RoundRobin::new(&args.servers)?);
-    let pool = Prefetch::start(client, "prefetch-bench", args.block, runtime.handle());
+    let sizing = if args.adaptive {
+        Sizing::adaptive(1_000, args.block, std::time::Duration::from_secs(1))
+    } else {
+        Sizing::fixed(args.block)
+    };
+    let pool = Prefetch::start_sized(client, "prefetch-bench", sizing, runtime.handle());
     // The first block, so that start-up is not counted.
     let mut first = pool.handle();
     first.ticket()?;
@@ -57,9 +67,11 @@ fn main() -> anyhow::Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     let total = args.per_thread * args.threads as u64;
     println!(
-        "tickets={total} threads={} block={} seconds={seconds:.3} tickets_per_s={:.0} checksum={}",
+        "tickets={total} threads={} block={} adaptive={} last_block={} seconds={seconds:.3} tickets_per_s={:.0} checksum={}",
         args.threads,
         args.block,
+        args.adaptive,
+        pool.block_size(),
         total as f64 / seconds,
         sums.iter().fold(0u64, |a, b| a.wrapping_add(*b)) % 1000
     );

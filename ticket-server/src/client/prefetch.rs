@@ -8,12 +8,17 @@
 //! the issuing path takes a lock once per [`CHUNK`] tickets. Every ticket of a block is the
 //! process's alone; a process that exits loses the tickets it had not handed out yet (at most
 //! two blocks): a gap, never a repeat.
+//!
+//! Blocks are of a fixed size, or sized from how fast the last one went ([`Sizing`]): a quiet
+//! service then holds, and loses on restart, few tickets, and a busy one rarely calls the
+//! servers. [`Prefetch::block_size`] and [`Prefetch::unused`] show both.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::sizing::Sizing;
 use super::{ClientError, Result};
 
 use super::{Range, RoundRobin};
@@ -37,7 +42,11 @@ struct Pool {
     filled: Condvar,
     /// Wakes the refill task when the blocks run low.
     wanted: tokio::sync::Notify,
-    block: u64,
+    sizing: Sizing,
+    /// The size of the next block to fetch.
+    block: AtomicU64,
+    /// Tickets handles took but had not handed out when they were dropped.
+    abandoned: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -62,6 +71,16 @@ impl Prefetch {
         block: u64,
         runtime: &tokio::runtime::Handle,
     ) -> Prefetch {
+        Prefetch::start_sized(client, sequence, Sizing::fixed(block), runtime)
+    }
+
+    /// Starts fetching blocks of `sequence` sized by `sizing` (the first of `sizing.min`).
+    pub fn start_sized(
+        client: Arc<RoundRobin>,
+        sequence: &str,
+        sizing: Sizing,
+        runtime: &tokio::runtime::Handle,
+    ) -> Prefetch {
         let pool = Arc::new(Pool {
             blocks: Mutex::new(Blocks {
                 ranges: VecDeque::new(),
@@ -70,12 +89,25 @@ impl Prefetch {
             }),
             filled: Condvar::new(),
             wanted: tokio::sync::Notify::new(),
-            block: block.max(1),
+            sizing,
+            block: AtomicU64::new(sizing.min),
+            abandoned: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         let (refill, sequence) = (Arc::clone(&pool), sequence.to_string());
         runtime.spawn(async move { refill.refill(&client, &sequence).await });
         Prefetch { pool }
+    }
+
+    /// The size of the next block it fetches.
+    pub fn block_size(&self) -> u64 {
+        self.pool.block.load(Ordering::Relaxed)
+    }
+
+    /// Tickets fetched and not handed out: those a shutdown now would throw away (the shared
+    /// blocks, and what dropped handles had left; live handles hold up to [`CHUNK`] more each).
+    pub fn unused(&self) -> u64 {
+        self.pool.lock().available + self.pool.abandoned.load(Ordering::Relaxed)
     }
 
     /// A handle for one thread.
@@ -93,6 +125,12 @@ impl Drop for Prefetch {
     fn drop(&mut self) {
         self.pool.stop.store(true, Ordering::Relaxed);
         self.pool.wanted.notify_one();
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.pool.abandoned.fetch_add(self.left, Ordering::Relaxed);
     }
 }
 
@@ -119,7 +157,7 @@ impl Handle {
         let deadline = std::time::Instant::now() + WAIT;
         loop {
             if let Some(chunk) = take(&mut blocks, CHUNK) {
-                if blocks.available < pool.block {
+                if blocks.available < pool.block.load(Ordering::Relaxed) {
                     pool.wanted.notify_one();
                 }
                 (self.next, self.step, self.left) = (chunk.first, chunk.step, chunk.count);
@@ -166,15 +204,46 @@ impl Pool {
         self.blocks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Keeps at least one block beyond the one in use.
+    /// Keeps at least one block beyond the one in use. From the second fetch on, a block is
+    /// fetched each time one has been used up: the time between fetches is how long a block
+    /// lasted, which sizes the next one. (The first two come together: one to use, one ahead.)
+    /// While no block is needed, the next one is resized as the wait grows, so that a service
+    /// gone quiet asks for a small block when it asks again.
     async fn refill(&self, client: &RoundRobin, sequence: &str) {
+        // The last fetch's time and size, once fetches follow use.
+        let mut last: Option<(Instant, u64)> = None;
+        let mut fetches = 0u64;
+        let adaptive = self.sizing.min < self.sizing.max;
         while !self.stop.load(Ordering::Relaxed) {
-            if self.lock().available >= self.block {
-                self.wanted.notified().await;
+            let block = self.block.load(Ordering::Relaxed);
+            if self.lock().available >= block {
+                if !adaptive {
+                    self.wanted.notified().await;
+                    continue;
+                }
+                let wait = self.sizing.target * 2;
+                if tokio::time::timeout(wait, self.wanted.notified())
+                    .await
+                    .is_err()
+                {
+                    if let Some((at, size)) = last {
+                        let next = self.sizing.next(size, at.elapsed());
+                        self.block.store(next.min(block), Ordering::Relaxed);
+                    }
+                }
                 continue;
             }
-            match client.range(sequence, self.block).await {
+            match client.range(sequence, block).await {
                 Ok(range) => {
+                    let now = Instant::now();
+                    fetches += 1;
+                    if let Some((at, size)) = last {
+                        let next = self.sizing.next(size, now - at);
+                        self.block.store(next, Ordering::Relaxed);
+                    }
+                    if fetches >= 2 {
+                        last = Some((now, block));
+                    }
                     let mut blocks = self.lock();
                     blocks.available += range.count;
                     blocks.ranges.push_back(range);

@@ -15,6 +15,10 @@ fn malformed_calls_get_errors_and_the_server_carries_on() {
         ),
         (
             &["SNOWFLAKE.NEXT", "COUNT", "1", "COUNT", "2"],
+            "ERR syntax error: 'COUNT' is given more than once",
+        ),
+        (
+            &["SNOWFLAKE.NEXT", "COUNT", "1", "STRING", "SEALED", "x"],
             "ERR wrong number of arguments",
         ),
         (
@@ -73,6 +77,9 @@ fn malformed_calls_get_errors_and_the_server_carries_on() {
                 "COUNT",
                 "1",
                 "STRING",
+                "PERIOD",
+                "day",
+                "SEALED",
                 "x",
             ],
             "ERR wrong number of arguments",

@@ -38,6 +38,8 @@ pub struct Config {
     pub start: Start,
     /// Sqids for `TICKET.NEXT ... SQIDS` (`--sqids-alphabet`, `--sqids-min-length`).
     pub sqids: SqidCodec,
+    /// The key of `TICKET.NEXT ... SEALED` (`--seal-key-file`); none: SEALED is refused.
+    pub sealer: Option<std::sync::Arc<idgen_core::Sealer>>,
 }
 
 /// A start-up setting that breaks a rule, named by its flag.
@@ -103,6 +105,7 @@ mod tests {
             max_clients: 10,
             idle_timeout: None,
             sqids: SqidCodec::default(),
+            sealer: None,
             start: Start::Existing,
         }
     }

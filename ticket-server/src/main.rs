@@ -161,9 +161,29 @@ struct Common {
     /// Pad Sqids to at least this many characters (0 to 255).
     #[arg(long, default_value_t = 0)]
     sqids_min_length: u8,
+    /// A file whose first line is the key of `TICKET.NEXT ... SEALED`: 64 hex digits
+    /// (`openssl rand -hex 32`). The same key as the module's `idgen.seal-key-file` seals alike.
+    #[arg(long, env = "TICKET_SERVER_SEAL_KEY_FILE")]
+    seal_key_file: Option<PathBuf>,
 }
 
 impl Common {
+    /// The key of `--seal-key-file`, if given; the error names the file, never the key.
+    fn sealer(&self) -> Result<Option<std::sync::Arc<idgen_core::Sealer>>> {
+        let Some(path) = &self.seal_key_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read --seal-key-file {}", path.display()))?;
+        let sealer = idgen_core::Sealer::from_hex(text.lines().next().unwrap_or(""))
+            .with_context(|| format!("--seal-key-file {}", path.display()))?;
+        tracing::info!(
+            key_id = sealer.key_id(),
+            "TICKET.NEXT ... SEALED seals under this key"
+        );
+        Ok(Some(std::sync::Arc::new(sealer)))
+    }
+
     fn config(
         &self,
         listen: SocketAddr,
@@ -187,6 +207,7 @@ impl Common {
             },
             sqids: SqidCodec::new(&self.sqids_alphabet, self.sqids_min_length)
                 .context("--sqids-alphabet")?,
+            sealer: self.sealer()?,
         }
         .validate()?)
     }

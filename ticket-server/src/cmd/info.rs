@@ -69,11 +69,12 @@ fn write_section(section: &str, shared: &Shared, text: &mut String) {
         "keyspace" => text.push_str("# Keyspace\r\n"),
         _ => {
             text.push_str(&format!(
-                "# Tickets\r\noffset:{}\r\nincrement:{}\r\nblock:{}\r\ntickets_issued:{}\r\n",
+                "# Tickets\r\noffset:{}\r\nincrement:{}\r\nblock:{}\r\ntickets_issued:{}\r\nseal_key_id:{}\r\n",
                 c.offset,
                 c.increment,
                 c.block,
                 shared.issued.load(Ordering::Relaxed),
+                c.sealer.as_ref().map_or("", |k| k.key_id()),
             ));
             for (name, next, bound) in shared.store.snapshot() {
                 text.push_str(&format!(

@@ -1,8 +1,9 @@
-//! `TICKET.NEXT [sequence] [COUNT n] [SQIDS]`: the next ticket of a sequence (`default` when
-//! omitted), or an array of the next `n` (1 to 100000), increasing; as Sqids (strings in the
-//! server's `--sqids-alphabet`, for showing outside) with a last argument SQIDS, up to
-//! [`MAX_SQIDS`] at a time. A sequence named `sqids` is then named before it:
-//! `TICKET.NEXT sqids SQIDS`. `TICKET.RANGE [sequence] COUNT n`: the next `n` (1 to 100000000)
+//! `TICKET.NEXT [sequence] [COUNT n] [SQIDS] [SEALED]`: the next ticket of a sequence (`default`
+//! when omitted), or an array of the next `n` (1 to 100000), increasing; as Sqids (strings in
+//! the server's `--sqids-alphabet`, for showing outside) with SQIDS, and sealed (a keyed
+//! permutation that hides the count: `idgen_core::seal`, under `--seal-key-file`) with SEALED,
+//! each up to [`MAX_SQIDS`] at a time. These last words may come in either order; a sequence
+//! named `sqids` or `sealed` is then named before them: `TICKET.NEXT sqids SQIDS`. `TICKET.RANGE [sequence] COUNT n`: the next `n` (1 to 100000000)
 //! as `[first, step, n]`, a reply that does not grow with `n` (for clients that hand tickets
 //! out of blocks).
 
@@ -35,6 +36,8 @@ pub struct TicketNext {
     range: bool,
     /// Reply with Sqids.
     sqids: bool,
+    /// Seal the tickets first.
+    sealed: bool,
 }
 
 impl TicketNext {
@@ -49,10 +52,21 @@ impl TicketNext {
     }
 
     fn parse(args: &[Bytes], range: bool) -> Result<TicketNext, CmdError> {
-        let (args, sqids) = match args.split_last() {
-            Some((last, rest)) if !range && last.eq_ignore_ascii_case(b"SQIDS") => (rest, true),
-            _ => (args, false),
-        };
+        let (mut args, mut sqids, mut sealed) = (args, false, false);
+        while let Some((last, rest)) = args.split_last().filter(|_| !range && args.len() > 1) {
+            let flag = if last.eq_ignore_ascii_case(b"SQIDS") {
+                &mut sqids
+            } else if last.eq_ignore_ascii_case(b"SEALED") {
+                &mut sealed
+            } else {
+                break;
+            };
+            if *flag {
+                break;
+            }
+            *flag = true;
+            args = rest;
+        }
         let default = || Bytes::from_static(DEFAULT_SEQUENCE.as_bytes());
         let (sequence, count) = match args.len() {
             1 | 2 if range => return Err(wrong_arity(args)),
@@ -62,9 +76,10 @@ impl TicketNext {
             4 => (args[1].clone(), Some(count(&args[2..], range)?)),
             _ => return Err(wrong_arity(args)),
         };
-        if sqids && count.unwrap_or(1) > MAX_SQIDS {
+        if (sqids || sealed) && count.unwrap_or(1) > MAX_SQIDS {
+            let with = if sqids { "SQIDS" } else { "SEALED" };
             return Err(CmdError::OutOfRange(format!(
-                "COUNT must be between 1 and {MAX_SQIDS} with SQIDS"
+                "COUNT must be between 1 and {MAX_SQIDS} with {with}"
             )));
         }
         Ok(TicketNext {
@@ -72,16 +87,34 @@ impl TicketNext {
             count,
             range,
             sqids,
+            sealed,
         })
     }
 
     pub async fn apply(self, shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
         let name = std::str::from_utf8(&self.sequence).map_err(|_| StoreError::BadName)?;
+        // Refused before a ticket is taken.
+        let sealer = match (self.sealed, &shared.config.sealer) {
+            (true, None) => {
+                return Err(CmdError::OutOfRange(
+                    "no sealing key: start the server with --seal-key-file".into(),
+                ))
+            }
+            (true, Some(sealer)) => Some(sealer),
+            (false, _) => None,
+        };
         let seq = shared.store.sequence(name)?;
         let n = self.count.unwrap_or(1);
         let first = seq.take(n).await?;
         shared.issued.fetch_add(n, Ordering::Relaxed);
         let step = shared.config.increment;
+        if let Some(sealer) = sealer {
+            let sealed = (0..n)
+                .map(|i| sealer.seal(first + i * step))
+                .collect::<Result<Vec<u64>, _>>()
+                .map_err(|e| CmdError::OutOfRange(e.to_string()))?;
+            return reply_each(shared, &sealed, self.count.is_some(), self.sqids, reply);
+        }
         if self.sqids {
             return reply_sqids(shared, first, step, self.count, reply);
         }
@@ -122,6 +155,35 @@ fn reply_sqids(
     }
     for sqid in &sqids {
         reply.bulk(sqid.as_bytes());
+    }
+    Ok(())
+}
+
+/// `values` (sealed tickets) as integers or, with `sqids`, as Sqids: one, or an array.
+fn reply_each(
+    shared: &Shared,
+    values: &[u64],
+    array: bool,
+    sqids: bool,
+    reply: &mut Reply<'_>,
+) -> CmdResult {
+    if sqids {
+        let texts = (shared.config.sqids)
+            .encode_each(values.iter().copied())
+            .map_err(|e| CmdError::OutOfRange(e.to_string()))?;
+        if array {
+            reply.array(texts.len());
+        }
+        for text in &texts {
+            reply.bulk(text.as_bytes());
+        }
+        return Ok(());
+    }
+    if array {
+        reply.array(values.len());
+    }
+    for &value in values {
+        reply.integer(value as i64);
     }
     Ok(())
 }

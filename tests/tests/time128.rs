@@ -228,7 +228,10 @@ fn bad_input_gets_errors_and_decode_gives_the_parts() {
         (&["UUID7.NEXT", "COUNT"], "syntax"),
         (&["UUID7.NEXT", "STRING"], "syntax"),
         (&["ULID.NEXT", "COUNT", "x"], "not an integer"),
-        (&["UUID7.NEXT", "COUNT", "1", "COUNT"], "wrong number"),
+        (&["ULID.NEXT", "COUNT", "1", "COUNT"], "wrong number"),
+        (&["UUID7.NEXT", "COUNT", "1", "SEALED", "x"], "wrong number"),
+        (&["UUID7.NEXT", "COUNT", "1", "COUNT"], "more than once"),
+        (&["ULID.NEXT", "SEALED"], "not an option"),
         (&["UUID7.DECODE"], "wrong number"),
         (&["UUID7.DECODE", "not-a-uuid"], "not a UUID"),
         (

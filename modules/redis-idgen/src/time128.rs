@@ -67,7 +67,9 @@ fn name(form: Form128) -> &'static str {
 
 /// One ID as a bulk string, or `COUNT n` of them as an array, increasing.
 fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), CommandError> {
-    if args.len() > 4 {
+    // COUNT n, and SEALED for UUIDs.
+    let most = if form == Form128::Uuid7 { 4 } else { 3 };
+    if args.len() > most {
         return Err(CommandError::WrongArity);
     }
     let (mut count, mut sealed) = (None, false);

@@ -39,10 +39,10 @@ struct Request<'a> {
 }
 
 /// `DATESEQ.NEXT prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD day|month|year]
-/// [SEALED]`: the next value of the period's counter for `prefix` (today's by default), sealed
-/// with SEALED (with COUNT, up to 1000, every value); with COUNT, the next `n` as the array `[first, last]`. As strings with
-/// STRING, and from a script when above 2^53. As Sqids with SQIDS; with COUNT (up to 1000), all
-/// `n` of them, since the values between first and last cannot be told from their Sqids.
+/// [SEALED]`: the next value of the period's counter for `prefix` (today's by default); with
+/// COUNT, the next `n` as the array `[first, last]`. As strings with STRING, and from a script
+/// when above 2^53. As Sqids with SQIDS, sealed with SEALED; with COUNT (up to 1000), all `n`
+/// of them then, since the values between first and last cannot be told from them.
 pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let result = parse(args, true, s).and_then(|req| issue(ctx, &req, s).map(|v| (req, v)));
     let (req, (first, last)) = match result {

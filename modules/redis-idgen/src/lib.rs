@@ -140,13 +140,17 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     let state = load::start(ctx, args, setting_changed)?;
     let summary = load::summary(&state);
     let cluster = state.cluster.is_some();
-    if MODULE.set(Module::new(state)).is_err() {
-        return Err(LoadError::AlreadyLoaded);
-    }
+    // Registered before the module is installed, so that a refusal still drops the state.
+    // Redis calls none of them before OnLoad returns.
     ffi::module::register_commands(ctx.ctx, COMMANDS).map_err(LoadError::Redis)?;
     if cluster {
         ffi::cluster::on_message::<ClaimReceiver>(ctx, cluster::CLAIM_MESSAGE)
             .map_err(LoadError::Redis)?;
+    }
+    if MODULE.set(Module::new(state)).is_err() {
+        return Err(LoadError::AlreadyLoaded);
+    }
+    if cluster {
         announce_every(ctx);
     }
     ffi::log("notice", &summary);

@@ -38,6 +38,8 @@ pub enum SealError {
     /// A sealed UUID that is not version 4 with RFC 9562's variant, or an ID that is not a
     /// UUIDv7.
     NotThisUuid { want_version: u8 },
+    /// FF1 refused its input (it cannot for the lengths used here; never a made-up value).
+    Cipher(String),
 }
 
 impl fmt::Display for SealError {
@@ -53,6 +55,7 @@ impl fmt::Display for SealError {
             SealError::NotThisUuid { want_version } => {
                 write!(f, "not a version {want_version} UUID")
             }
+            SealError::Cipher(why) => write!(f, "FF1 refused: {why}"),
         }
     }
 }
@@ -148,9 +151,15 @@ impl Sealer {
             } else {
                 self.ff1.decrypt(ID_TWEAK, &input)
             };
-            // 64 binary numerals are always in FF1's domain: it cannot refuse them.
-            let bytes = output.map(|o| o.to_bytes_le()).unwrap_or_default();
-            out = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+            // 64 binary numerals are always in FF1's domain; were one refused, the error goes
+            // out, never a made-up value that another ID could share.
+            let bytes = output
+                .map_err(|e| SealError::Cipher(e.to_string()))?
+                .to_bytes_le();
+            let bytes: [u8; 8] = bytes
+                .try_into()
+                .map_err(|_| SealError::Cipher("not 64 bits back".into()))?;
+            out = u64::from_le_bytes(bytes);
             if out <= i64::MAX as u64 {
                 return Ok(out);
             }
@@ -181,7 +190,7 @@ impl Sealer {
         }
         // The 122 bits around the version and variant, high to low: 48 + 12 + 62.
         let bits = ((uuid >> 80) << 74) | (((uuid >> 64) & 0xfff) << 62) | (uuid & ((1 << 62) - 1));
-        let out = self.ff1_bits(bits, UUID_BITS, UUID_TWEAK, seal);
+        let out = self.ff1_bits(bits, UUID_BITS, UUID_TWEAK, seal)?;
         Ok(((out >> 74) << 80)
             | (u128::from(to) << 76)
             | (((out >> 62) & 0xfff) << 64)
@@ -191,19 +200,19 @@ impl Sealer {
 
     /// FF1 over the low `n` bits of `value` as `n` binary numerals, most significant first
     /// (122 is not a whole number of bytes, so not the faster byte string).
-    fn ff1_bits(&self, value: u128, n: usize, tweak: &[u8], seal: bool) -> u128 {
+    fn ff1_bits(&self, value: u128, n: usize, tweak: &[u8], seal: bool) -> Result<u128, SealError> {
         let numerals: Vec<u16> = (0..n).rev().map(|i| ((value >> i) & 1) as u16).collect();
         let input = FlexibleNumeralString::from(numerals);
-        // Radix 2 and n >= 20 numerals are always in FF1's domain: it cannot refuse them.
+        // Radix 2 and n >= 20 numerals are always in FF1's domain (see `permute`).
         let output = if seal {
             self.ff1.encrypt(tweak, &input)
         } else {
             self.ff1.decrypt(tweak, &input)
         };
-        let numerals: Vec<u16> = output.map(Into::into).unwrap_or_default();
-        numerals
+        let numerals: Vec<u16> = output.map_err(|e| SealError::Cipher(e.to_string()))?.into();
+        Ok(numerals
             .iter()
-            .fold(0u128, |acc, &bit| (acc << 1) | u128::from(bit & 1))
+            .fold(0u128, |acc, &bit| (acc << 1) | u128::from(bit & 1)))
     }
 }
 

@@ -337,6 +337,12 @@ impl Config {
         lock(cell(self)).clone()
     }
 
+    /// A string setting's value if no one is setting it now: for INFO, which may run in a
+    /// crash report and must not wait.
+    pub fn try_text(&self, cell: fn(&Config) -> &Mutex<String>) -> Option<String> {
+        cell(self).try_lock().ok().map(|v| v.clone())
+    }
+
     /// Stores a string setting's value (one resolved at load).
     pub fn set_text(&self, cell: fn(&Config) -> &Mutex<String>, value: String) {
         *lock(cell(self)) = value;
@@ -382,6 +388,14 @@ impl Config {
             .map_err(|e| format!("idgen.dateseq-timezone: {e}"))
     }
 
+    /// The sealer of the key in `idgen.seal-key-file`; `None` when it is empty.
+    ///
+    /// # Errors
+    /// The file cannot be read or does not hold a key.
+    pub fn sealer(&self) -> Result<Option<Sealer>, String> {
+        read_sealer(&self.text(|c| &c.seal_key_file))
+    }
+
     /// The Sqid codec the configuration describes.
     ///
     /// # Errors
@@ -390,16 +404,6 @@ impl Config {
         let min_length = self.int(|c| &c.sqids_min_length) as u8;
         SqidCodec::new(&self.text(|c| &c.sqids_alphabet), min_length)
             .map_err(|e| format!("idgen.sqids-alphabet: {e}"))
-    }
-}
-
-impl Config {
-    /// The sealer of the key in `idgen.seal-key-file`; `None` when it is empty.
-    ///
-    /// # Errors
-    /// The file cannot be read or does not hold a key.
-    pub fn sealer(&self) -> Result<Option<Sealer>, String> {
-        read_sealer(&self.text(|c| &c.seal_key_file))
     }
 }
 

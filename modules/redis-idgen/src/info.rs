@@ -88,10 +88,15 @@ fn state(f: &mut Fields, s: &State) {
 
 fn config(f: &mut Fields, c: &Config) {
     // Whether the alphabet was changed, not the alphabet: its order is the operator's secret.
-    let custom = c.text(|c| &c.sqids_alphabet) != DEFAULT_ALPHABET;
+    let custom = c
+        .try_text(|c| &c.sqids_alphabet)
+        .is_some_and(|a| a != DEFAULT_ALPHABET);
     f.field("eviction_accepted", c.flag(|c| &c.accept_eviction) as i64)
         .field("workerid_horizon_ms", c.int(|c| &c.workerid_horizon_ms))
-        .field("state_file", c.text(|c| &c.state_file))
+        .field(
+            "state_file",
+            c.try_text(|c| &c.state_file).unwrap_or_default(),
+        )
         .field("dateseq_failover_gap", c.int(|c| &c.dateseq_failover_gap))
         .field("dateseq_ttl_s", c.int(|c| &c.dateseq_ttl))
         .field("dateseq_digits", c.int(|c| &c.dateseq_digits))

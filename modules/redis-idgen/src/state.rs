@@ -160,7 +160,12 @@ impl State {
             Effect::RandomStart => self.ids.set_random_start(config.flag(|c| &c.random_start)),
             Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
             Effect::Sqids => self.sqids = config.sqid_codec()?,
-            Effect::SealKey => self.sealer = config.sealer()?,
+            Effect::SealKey => {
+                // The file was checked by CONFIG SET and is read again here: should it have
+                // changed in between, refuse sealing rather than go on with the old key.
+                self.sealer = None;
+                self.sealer = config.sealer()?;
+            }
         }
         Ok(())
     }
@@ -211,4 +216,53 @@ fn generator(
 ) -> Result<Generator128<SystemClock, StdRng>, LoadError> {
     let rng = StdRng::try_from_os_rng().map_err(|e| LoadError::Seed(e.to_string()))?;
     Ok(Generator128::new(form, SystemClock, rng, max_drift_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(config: &'static Config) -> State {
+        let ids = Generator::new(config.settings().unwrap(), SystemClock).unwrap();
+        let parts = Parts {
+            ids,
+            reservation: None,
+            replica: false,
+            cluster: None,
+            eviction: Eviction::default(),
+        };
+        State::new(config, parts).unwrap()
+    }
+
+    #[test]
+    fn a_key_file_that_went_bad_before_it_was_applied_stops_sealing() {
+        let dir = std::env::temp_dir().join(format!("idgen-state-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (good, bad) = (dir.join("good.key"), dir.join("bad.key"));
+        std::fs::write(&good, "5e".repeat(32)).unwrap();
+        std::fs::write(&bad, "not a key").unwrap();
+        let config: &'static Config = Box::leak(Box::new(Config::with_defaults()));
+        config.set_text(|c| &c.seal_key_file, good.display().to_string());
+        let mut s = state(config);
+        assert!(s.sealer().is_ok());
+        // As if the file changed between CONFIG SET's check and the apply.
+        config.set_text(|c| &c.seal_key_file, bad.display().to_string());
+        assert!(s.apply(Effect::SealKey).is_err());
+        assert!(
+            matches!(s.sealer(), Err(CommandError::NoSealKey)),
+            "still sealing with a key the configuration no longer names"
+        );
+    }
+
+    #[test]
+    fn a_promotion_starts_a_new_term_and_fences_lease_grants() {
+        let config: &'static Config = Box::leak(Box::new(Config::with_defaults()));
+        let mut s = state(config);
+        let (term, fence) = (s.fence.term(), s.lease_fence_ms);
+        s.set_role(true);
+        assert!(s.replica && s.fence.term() == term, "becoming a replica changes no term");
+        s.set_role(false);
+        assert!(!s.replica && s.fence.term() == term + 1);
+        assert!(s.lease_fence_ms >= fence);
+    }
 }

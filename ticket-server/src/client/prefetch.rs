@@ -221,7 +221,7 @@ impl Pool {
                     self.wanted.notified().await;
                     continue;
                 }
-                let wait = self.sizing.target * 2;
+                let wait = self.sizing.target.saturating_mul(2);
                 if tokio::time::timeout(wait, self.wanted.notified())
                     .await
                     .is_err()

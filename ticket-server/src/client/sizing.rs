@@ -44,7 +44,7 @@ impl Sizing {
         if lasted < self.target {
             return current.saturating_mul(2).min(self.max);
         }
-        if lasted > self.target * 2 {
+        if lasted > self.target.saturating_mul(2) {
             let fitting = current as u128 * self.target.as_nanos() / lasted.as_nanos().max(1);
             return (fitting as u64).clamp(self.min, self.max);
         }
@@ -90,5 +90,7 @@ mod tests {
             "near the target: kept"
         );
         assert_eq!(s.next(5_000, TARGET * 2), 5_000);
+        let forever = Sizing::adaptive(100, 1_000, Duration::MAX);
+        assert_eq!(forever.next(100, Duration::MAX), 100, "no overflow");
     }
 }

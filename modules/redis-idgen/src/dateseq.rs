@@ -89,7 +89,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
     s.eviction
         .check(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
     let n = req.count.unwrap_or(1);
-    let (day, fenced, now_ms) = locate(req, s);
+    let (day, fenced) = locate(req, s);
     let gap = if fenced {
         config.int(|c| &c.dateseq_failover_gap) as u64
     } else {
@@ -118,7 +118,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
     match old {
         None => {
             let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
-            counter.create(gap + n, day.end_ms.saturating_add(ttl_ms), now_ms)?
+            counter.create(gap + n, day.end_ms.saturating_add(ttl_ms))?
         }
         Some(old) => counter.add(old, gap + n)?,
     }
@@ -135,7 +135,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
 /// `DATESEQ.NEXT` gave in the period (today by default), or nil.
 pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let req = parse(args, false, s)?;
-    let (day, _, _) = locate(&req, s);
+    let (day, _) = locate(&req, s);
     let name = s.key_names.get(req.prefix, day.date)?;
     let seq = key::read(ctx, name)?;
     match seq {
@@ -149,12 +149,11 @@ pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError>
 }
 
 /// The request's period now (today, this month or this year), whether its counter must skip
-/// the failover gap first, and the time.
-fn locate(req: &Request, s: &mut State) -> (Day, bool, i64) {
-    let now_ms = SystemClock.now_ms();
-    let day = s.days.period_of(now_ms, req.period);
+/// the failover gap first.
+fn locate(req: &Request, s: &mut State) -> (Day, bool) {
+    let day = s.days.period_of(SystemClock.now_ms(), req.period);
     let fenced = s.fence.needs_gap(req.prefix, day.date);
-    (day, fenced, now_ms)
+    (day, fenced)
 }
 
 /// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD p]`, DIGITS defaulting to

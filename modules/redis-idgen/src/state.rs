@@ -260,7 +260,10 @@ mod tests {
         let mut s = state(config);
         let (term, fence) = (s.fence.term(), s.lease_fence_ms);
         s.set_role(true);
-        assert!(s.replica && s.fence.term() == term, "becoming a replica changes no term");
+        assert!(
+            s.replica && s.fence.term() == term,
+            "becoming a replica changes no term"
+        );
         s.set_role(false);
         assert!(!s.replica && s.fence.term() == term + 1);
         assert!(s.lease_fence_ms >= fence);

@@ -8,7 +8,6 @@
 //! (callgrind, server side, AOF on, 2026-11-25).
 
 use std::os::raw::c_longlong;
-use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, parse_counter};
 use redis_module::key::{RedisKey, RedisKeyWritable};
@@ -103,18 +102,15 @@ impl<'c> Counter<'c> {
         Ok((Counter { ctx, name, key }, value))
     }
 
-    /// Creates the key at `value` expiring at `expire_at_ms` (`now_ms` now), and propagates
+    /// Creates the key at `value` expiring at `expire_at_ms`, and propagates
     /// `INCRBY key value` + `PEXPIREAT key expire_at_ms` to replicas and the AOF.
-    pub fn create(&self, value: u64, expire_at_ms: i64, now_ms: i64) -> Result<(), CommandError> {
+    pub fn create(&self, value: u64, expire_at_ms: i64) -> Result<(), CommandError> {
         let mut buf = [0u8; 20];
         let text = decimal(value, &mut buf);
         // Digits only: always UTF-8, never a NUL.
         let text = std::str::from_utf8(text).unwrap_or("0");
-        let ttl = Duration::from_millis(expire_at_ms.saturating_sub(now_ms).max(1) as u64);
-        self.key
-            .write(text)
-            .and_then(|_| self.key.set_expire(ttl))
-            .map_err(|_| CommandError::BadCounter)?;
+        self.key.write(text).map_err(|_| CommandError::BadCounter)?;
+        self.set_abs_expire(expire_at_ms)?;
         self.propagate_add(value)?;
         let replicate = api!(RedisModule_Replicate).ok_or(CommandError::MissingApi("Replicate"))?;
         // SAFETY: a live command context (Ctx's contract) and key name; "sl" matches the two
@@ -129,6 +125,34 @@ impl<'c> Counter<'c> {
             )
         };
         Ok(())
+    }
+
+    /// Sets the key's expiry to the absolute `at_ms`: the very ms that `PEXPIREAT` tells the
+    /// replicas and the AOF. Raw because the crate only sets a relative expiry, which Redis adds
+    /// to its own clock read: a ms off from `at_ms` whenever that read falls in the next ms.
+    fn set_abs_expire(&self, at_ms: i64) -> Result<(), CommandError> {
+        let missing = CommandError::MissingApi;
+        let open = api!(RedisModule_OpenKey).ok_or(missing("OpenKey"))?;
+        let set = api!(RedisModule_SetAbsExpire).ok_or(missing("SetAbsExpire"))?;
+        let close = api!(RedisModule_CloseKey).ok_or(missing("CloseKey"))?;
+        // SAFETY: a live command context and key name (as in `propagate_add`); the key just
+        // written is opened again for writing, which Redis allows within one context, and
+        // closed before the handle goes out of scope.
+        let status = unsafe {
+            let key = open(
+                self.ctx.raw(),
+                self.name.inner,
+                (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as i32,
+            );
+            let status = set(key, at_ms as c_longlong);
+            close(key);
+            status
+        };
+        if status == raw::REDISMODULE_OK as i32 {
+            Ok(())
+        } else {
+            Err(CommandError::BadCounter)
+        }
     }
 
     /// Rewrites the key's value in place to `old + n`, keeping its TTL, and propagates

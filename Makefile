@@ -1,9 +1,10 @@
 # make demo: build, run the module and the ticket pair end to end, then the quick comparison.
 # make test: every test.  make bench: the full comparison and the INCR benchmarks.
+# make wheel: the idgen Python package (target/wheels), built by maturin.
 # Both install what is missing first (scripts/deps.sh). make test runs the module's suites on
 # redis-server, then on valkey-server when it is installed (IDGEN_SERVER picks the server).
 
-.PHONY: all deps build demo test lint bench clean
+.PHONY: all deps build demo test lint bench wheel clean
 all: build
 
 deps:
@@ -33,6 +34,7 @@ test: build
 	@scripts/deps.sh --optional valkey-server
 	@$(SKIP_NOTE)
 	cargo test --workspace
+	scripts/python-tests.sh
 	@if command -v valkey-server >/dev/null; then \
 	  echo "the module's suites again, on $$(valkey-server --version | cut -d' ' -f1-3)"; \
 	  IDGEN_SERVER=valkey-server cargo test -p idgen-tests $(addprefix --test ,$(MODULE_SUITES)); \
@@ -54,6 +56,9 @@ bench: build
 	benches/module.sh
 	benches/ticket.sh
 	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md"
+
+wheel: deps
+	scripts/wheel.sh
 
 clean:
 	cargo clean

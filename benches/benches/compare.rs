@@ -17,8 +17,8 @@ use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
 use idgen_benches::compare::report::{self, Properties};
 use idgen_benches::compare::{
-    generators, instructions, is_properties_sample, plot, properties, Budget, Row, CONNECTIONS,
-    PIPELINES, SAMPLE_CONNECTIONS,
+    generators, instructions, is_properties_sample, plot, properties, python, Budget, Row,
+    CONNECTIONS, PIPELINES, SAMPLE_CONNECTIONS,
 };
 use idgen_client::{LeaseOptions, LeasedGenerator};
 use idgen_tests::ticket::TicketServer;
@@ -32,6 +32,9 @@ use ticket_server::client::RoundRobin;
 const SNOWFLAKE_CAP: &str = "4,096 per ms per worker";
 
 /// The servers and clients the approaches use, stopped when dropped.
+/// The lease coordinator's `idgen.workerid-horizon-ms`, and the TTL of the leases taken from it.
+const COORDINATOR_HORIZON_MS: u64 = 2_000;
+
 struct Setup {
     module: Server,
     plain: Server,
@@ -54,7 +57,8 @@ impl Setup {
     fn start(runtime: &tokio::runtime::Runtime) -> Result<Setup> {
         // The leased row's coordinator: a horizon of its 2 s TTL, so grants made right after its
         // start wait at most that long.
-        let module = Server::start(&["worker-id", "1", "workerid-horizon-ms", "2000"]);
+        let horizon = COORDINATOR_HORIZON_MS.to_string();
+        let module = Server::start(&["worker-id", "1", "workerid-horizon-ms", &horizon]);
         let plain = Server::start_with(Options {
             no_module: true,
             ..Options::default()
@@ -89,7 +93,8 @@ impl Setup {
             Sizing::adaptive(1_000, 10_000_000, Duration::from_secs(1)),
             runtime.handle(),
         ));
-        let mut lease = LeaseOptions::new(&module.url(), "compare").ttl(Duration::from_secs(2));
+        let mut lease = LeaseOptions::new(&module.url(), "compare")
+            .ttl(Duration::from_millis(COORDINATOR_HORIZON_MS));
         lease.settings.max_drift_ms = 0;
         let leased = LeasedGenerator::start(lease)
             .map(Arc::new)
@@ -507,9 +512,18 @@ fn main() -> Result<()> {
     let clock = clock_behaviour(&root, &setup.dir);
     println!("counting instructions per request under callgrind...");
     let counts = instruction_table(&root, &setup.dir, if quick { 1_000 } else { 5_000 });
+    println!("the Python package beside Python's ID libraries (builds the wheel)...");
+    let python = python::section(&root, &setup.module.url(), COORDINATOR_HORIZON_MS);
     let out = root.join("target/compare");
     std::fs::create_dir_all(&out)?;
-    write_report(&out, &rows, &props, &[&clock, &counts], quick, budget)?;
+    write_report(
+        &out,
+        &rows,
+        &props,
+        &[&clock, &counts, &python],
+        quick,
+        budget,
+    )?;
     println!("{}", report::summary(&rows));
     println!("report: {}", out.join("report.md").display());
     drop(approaches);
@@ -712,7 +726,7 @@ fn write_report(
     out: &Path,
     rows: &[Row],
     props: &[Properties],
-    tables: &[&str; 2],
+    tables: &[&str; 3],
     quick: bool,
     budget: Budget,
 ) -> Result<()> {
@@ -829,6 +843,14 @@ fn write_report(
     );
     md.push_str("redis-server): a figure that does not swing with the machine's load as the rates above do.\n\n");
     md.push_str(tables[1]);
+    md.push_str("\n## Python\n\n");
+    md.push_str(
+        "The idgen package (`make wheel`, docs/python.md) beside the usual Python ID libraries:\n",
+    );
+    md.push_str(
+        "`benches/python_speed.py`, one process, one thread, calls of each back to back.\n\n",
+    );
+    md.push_str(tables[2]);
     std::fs::write(out.join("report.md"), md)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod peers;
 pub mod plot;
 pub mod postgres;
 pub mod properties;
+pub mod python;
 pub mod report;
 
 use std::time::Duration;

@@ -123,6 +123,19 @@ struct Held {
     grant: Option<Grant>,
     /// The lease is certainly alive before this.
     valid_until: Instant,
+    /// The tick start of the last ID issued under an earlier lease: a new lease's generator
+    /// starts above it too, so the IDs of one `LeasedGenerator` only ever increase.
+    issued_before_ms: i64,
+}
+
+impl Held {
+    /// Drops the generator, remembering how far it issued.
+    fn retire_generator(&mut self) {
+        if let Some(generator) = self.generator.take() {
+            let last = generator.last_tick_unix_ms();
+            self.issued_before_ms = self.issued_before_ms.max(last);
+        }
+    }
 }
 
 /// The pause after `failures` consecutive failed lease calls: 10 ms doubling, at most 1 s.
@@ -141,7 +154,7 @@ struct Shared {
 /// A Snowflake generator under a worker-ID lease, renewed in the background.
 pub struct LeasedGenerator {
     shared: Arc<Shared>,
-    renewer: Option<JoinHandle<()>>,
+    renewer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl LeasedGenerator {
@@ -157,6 +170,7 @@ impl LeasedGenerator {
                 generator: None,
                 grant: None,
                 valid_until: Instant::now(),
+                issued_before_ms: i64::MIN,
             }),
             stop: AtomicBool::new(false),
             options,
@@ -171,7 +185,7 @@ impl LeasedGenerator {
         };
         Ok(LeasedGenerator {
             shared,
-            renewer: Some(renewer),
+            renewer: Mutex::new(Some(renewer)),
         })
     }
 
@@ -200,28 +214,54 @@ impl LeasedGenerator {
             .map_err(IssueError::Generate)
     }
 
+    /// `count` increasing IDs appended to `out` under one lease, all or none.
+    ///
+    /// # Errors
+    /// As [`LeasedGenerator::next_id`]; `out` is left as it was.
+    pub fn next_ids(&self, count: usize, out: &mut Vec<u64>) -> Result<(), IssueError> {
+        let mut held = self.shared.lock();
+        if Instant::now() >= held.valid_until || held.grant.is_none() {
+            return Err(IssueError::NoLease);
+        }
+        let generator = held.generator.as_mut().ok_or(IssueError::NoLease)?;
+        generator.next_ids(count, out).map_err(IssueError::Generate)
+    }
+
     /// The worker ID and token held now, if any.
     pub fn lease(&self) -> Option<Grant> {
         let held = self.shared.lock();
         held.grant.filter(|_| Instant::now() < held.valid_until)
     }
 
-    /// Stops renewing and releases the lease.
-    pub fn shutdown(mut self) {
-        self.stop();
+    /// How much longer the lease held now is certainly alive, if one is.
+    pub fn lease_left(&self) -> Option<Duration> {
+        let held = self.shared.lock();
+        held.grant?;
+        held.valid_until.checked_duration_since(Instant::now())
     }
 
-    fn stop(&mut self) {
+    /// Stops renewing and releases the lease; later calls get [`IssueError::NoLease`].
+    pub fn close(&self) {
         self.shared.stop.store(true, Ordering::Relaxed);
-        if let Some(renewer) = self.renewer.take() {
+        let renewer = self
+            .renewer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(renewer) = renewer {
             let _ = renewer.join();
         }
+    }
+
+    /// Stops renewing and releases the lease.
+    pub fn shutdown(self) {
+        self.close();
     }
 }
 
 impl Drop for LeasedGenerator {
     fn drop(&mut self) {
-        self.stop();
+        self.close();
     }
 }
 
@@ -279,18 +319,18 @@ impl Shared {
         };
         let mut generator = Generator::new(settings, SystemClock)
             .map_err(|e| LeaseCallError::Refused(e.to_string()))?;
-        generator.resume_after(grant.start_above_ms);
+        let mut held = self.lock();
+        held.retire_generator();
+        generator.resume_after(grant.start_above_ms.max(held.issued_before_ms));
         generator.set_ceiling(until);
         tracing::info!(
             worker_id = grant.worker_id,
             token = grant.token,
             "lease acquired"
         );
-        *self.lock() = Held {
-            generator: Some(generator),
-            grant: Some(grant),
-            valid_until: sent + o.ttl.saturating_sub(o.margin),
-        };
+        held.generator = Some(generator);
+        held.grant = Some(grant);
+        held.valid_until = sent + o.ttl.saturating_sub(o.margin);
         Ok(())
     }
 
@@ -339,7 +379,7 @@ impl Shared {
                     tracing::warn!(%why, "lease refused: acquiring again");
                     let mut held = self.lock();
                     held.grant = None;
-                    held.generator = None;
+                    held.retire_generator();
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "lease call failed: reconnecting");

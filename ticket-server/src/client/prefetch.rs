@@ -151,6 +151,11 @@ impl Handle {
         Ok(ticket)
     }
 
+    /// Tickets this handle holds: as many calls to [`Handle::ticket`] return without waiting.
+    pub fn buffered(&self) -> u64 {
+        self.left
+    }
+
     fn refill(&mut self) -> Result<()> {
         let pool = &self.pool;
         let mut blocks = pool.lock();

@@ -6,14 +6,13 @@
 //! first lease and closing it wait for the network with the GIL released.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use idgen_client::{IssueError, LeaseOptions, LeasedGenerator};
 use pyo3::prelude::*;
 
-use crate::errors::{issue_error, lease_error, ForkedError, LeaseLost};
-use crate::fork::{self, AfterFork};
+use crate::errors::{issue_error, lease_error, value_error, ForkedError, LeaseLost};
+use crate::fork::{AfterFork, PerProcess};
 use crate::snowflake_settings;
 
 /// The most IDs one `next_many` call makes: it builds them all before it returns.
@@ -25,14 +24,7 @@ pub const MAX_BATCH: usize = 1_000_000;
 pub struct LeasedSnowflake {
     options: LeaseOptions,
     after_fork: AfterFork,
-    /// The fork generation that made `ids`.
-    born: u64,
-    /// The generator of the process that made this object. Taken and forgotten, never dropped,
-    /// in a forked child: its renewal thread does not exist there, and its socket and lease
-    /// are the parent's.
-    ids: Option<LeasedGenerator>,
-    /// A forked child's own generator (`after_fork="renew"`) and the generation it belongs to.
-    child: Mutex<Option<(u64, LeasedGenerator)>>,
+    ids: PerProcess<LeasedGenerator>,
     closed: AtomicBool,
 }
 
@@ -58,7 +50,7 @@ impl LeasedSnowflake {
     ) -> PyResult<Self> {
         let after_fork = AfterFork::parse(after_fork)?;
         if ttl_ms < 30 {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            return Err(value_error(format!(
                 "ttl_ms={ttl_ms}: the lease must last at least 30 ms"
             )));
         }
@@ -69,13 +61,13 @@ impl LeasedSnowflake {
         }
         options.settings = snowflake_settings(layout, epoch_ms)?;
         options.settings.max_drift_ms = max_drift_ms;
-        let ids = start(py, &options)?;
+        let ids = py
+            .detach(|| LeasedGenerator::start(options.clone()))
+            .map_err(lease_error)?;
         Ok(LeasedSnowflake {
             options,
             after_fork,
-            born: fork::generation(),
-            ids: Some(ids),
-            child: Mutex::new(None),
+            ids: PerProcess::new(ids),
             closed: AtomicBool::new(false),
         })
     }
@@ -85,50 +77,39 @@ impl LeasedSnowflake {
     /// Raises LeaseLost while no lease is certainly alive, ClockBehind or AheadOfLease when the
     /// generator refuses, ForkedError in a forked child (after_fork="refuse").
     fn next(&self, py: Python<'_>) -> PyResult<u64> {
-        match &self.ids {
-            Some(ids) if fork::generation() == self.born => {
-                ids.next_id().map_err(|e| self.issue_error(e))
-            }
-            _ => self.in_child(py, |ids| ids.next_id()),
-        }
+        self.issue(py, LeasedGenerator::next_id)
     }
 
     /// `n` increasing IDs, all or none (at most 1,000,000 a call).
     fn next_many(&self, py: Python<'_>, n: usize) -> PyResult<Vec<u64>> {
         if n > MAX_BATCH {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            return Err(value_error(format!(
                 "next_many({n}): at most {MAX_BATCH} IDs a call"
             )));
         }
-        let take = |ids: &LeasedGenerator| {
+        self.issue(py, |ids| {
             let mut out = Vec::with_capacity(n);
             ids.next_ids(n, &mut out).map(|()| out)
-        };
-        match &self.ids {
-            Some(ids) if fork::generation() == self.born => {
-                take(ids).map_err(|e| self.issue_error(e))
-            }
-            _ => self.in_child(py, take),
-        }
+        })
     }
 
     /// The worker ID leased now, or None while no lease is certainly alive.
     #[getter]
     fn worker_id(&self) -> Option<u32> {
-        self.current(|ids| ids.lease().map(|g| g.worker_id))
+        self.ids.try_read(|ids| ids.lease().map(|g| g.worker_id))
     }
 
     /// The lease's fencing token, or None while no lease is certainly alive.
     #[getter]
     fn token(&self) -> Option<u64> {
-        self.current(|ids| ids.lease().map(|g| g.token))
+        self.ids.try_read(|ids| ids.lease().map(|g| g.token))
     }
 
     /// Unix time in ms until which the lease is certainly alive by this process's clock (the
     /// coordinator holds it a margin longer), or None while none is.
     #[getter]
     fn lease_until(&self) -> Option<i64> {
-        let left = self.current(LeasedGenerator::lease_left)?;
+        let left = self.ids.try_read(LeasedGenerator::lease_left)?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
         i64::try_from((now + left).as_millis()).ok()
     }
@@ -136,21 +117,14 @@ impl LeasedSnowflake {
     /// Stops renewing and releases the lease; later calls raise LeaseLost. A forked child's
     /// close releases only the child's own lease.
     fn close(&self, py: Python<'_>) {
-        let generation = fork::generation();
         py.detach(|| {
-            if generation == self.born {
+            if let Some(ids) = self.ids.own() {
                 self.closed.store(true, Ordering::Relaxed);
-                if let Some(ids) = &self.ids {
-                    ids.close();
-                }
+                ids.close();
             }
-            let child = self.child.lock().unwrap_or_else(|p| p.into_inner()).take();
-            match child {
-                Some((g, ids)) if g == generation => {
-                    self.closed.store(true, Ordering::Relaxed);
-                    drop(ids);
-                }
-                other => std::mem::forget(other),
+            if let Some(ids) = self.ids.take_child() {
+                self.closed.store(true, Ordering::Relaxed);
+                drop(ids);
             }
         });
     }
@@ -166,7 +140,7 @@ impl LeasedSnowflake {
     }
 
     fn __repr__(&self) -> String {
-        match self.current(LeasedGenerator::lease) {
+        match self.ids.try_read(LeasedGenerator::lease) {
             Some(g) => format!(
                 "LeasedSnowflake(namespace={:?}, worker_id={}, token={})",
                 self.options.namespace, g.worker_id, g.token
@@ -180,35 +154,16 @@ impl LeasedSnowflake {
 }
 
 impl LeasedSnowflake {
-    /// `read` of the generator this process issues from: its own, or a forked child's (None
-    /// while that one is being made).
-    fn current<T>(&self, read: impl FnOnce(&LeasedGenerator) -> Option<T>) -> Option<T> {
-        let generation = fork::generation();
-        match &self.ids {
-            Some(ids) if generation == self.born => read(ids),
-            _ => {
-                let child = self.child.try_lock().ok()?;
-                let (_, ids) = child.as_ref().filter(|(g, _)| *g == generation)?;
-                read(ids)
-            }
-        }
-    }
-
-    fn issue_error(&self, e: IssueError) -> PyErr {
-        if e == IssueError::NoLease && self.closed.load(Ordering::Relaxed) {
-            return LeaseLost::new_err("this LeasedSnowflake is closed");
-        }
-        issue_error(e)
-    }
-
-    /// Issues through the forked child's own generator, taking its lease on first use (the
-    /// one call that waits for the network). The lock on it is only waited for with the GIL
-    /// released: a thread holding the GIL never waits on one that needs it back.
-    fn in_child<T: Send>(
+    /// `issue` on this process's generator: its own, or a forked child's (taking the child's
+    /// lease on first use, the one call that waits for the network).
+    fn issue<T: Send>(
         &self,
         py: Python<'_>,
         issue: impl Fn(&LeasedGenerator) -> Result<T, IssueError> + Send + Sync,
     ) -> PyResult<T> {
+        if let Some(ids) = self.ids.own() {
+            return issue(ids).map_err(|e| self.issue_error(e));
+        }
         if self.after_fork == AfterFork::Refuse {
             return Err(ForkedError::new_err(format!(
                 "this LeasedSnowflake holds its parent's lease (namespace {:?}): a forked child \
@@ -217,50 +172,21 @@ impl LeasedSnowflake {
                 self.options.namespace
             )));
         }
-        let generation = fork::generation();
-        if let Ok(child) = self.child.try_lock() {
-            if let Some((_, ids)) = child.as_ref().filter(|(g, _)| *g == generation) {
-                return issue(ids).map_err(|e| self.issue_error(e));
-            }
+        if let Some(issued) = self.ids.try_read(|ids| Some(issue(ids))) {
+            return issued.map_err(|e| self.issue_error(e));
         }
-        let result = py.detach(|| {
-            let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-            let ids = match child.take() {
-                Some((g, ids)) if g == generation => ids,
-                stale => {
-                    // A grandchild holds its parent's child generator: forgotten like `ids`.
-                    std::mem::forget(stale);
-                    LeasedGenerator::start(self.options.clone()).map_err(Err)?
-                }
-            };
-            let issued = issue(&ids).map_err(Ok);
-            *child = Some((generation, ids));
-            issued
-        });
-        result.map_err(|e| match e {
-            Ok(issue) => self.issue_error(issue),
-            Err(lease) => lease_error(lease),
+        py.detach(|| {
+            self.ids
+                .with_child(|| LeasedGenerator::start(self.options.clone()), &issue)
         })
+        .map_err(lease_error)?
+        .map_err(|e| self.issue_error(e))
     }
-}
 
-impl Drop for LeasedSnowflake {
-    fn drop(&mut self) {
-        if fork::generation() != self.born {
-            std::mem::forget(self.ids.take());
+    fn issue_error(&self, e: IssueError) -> PyErr {
+        if e == IssueError::NoLease && self.closed.load(Ordering::Relaxed) {
+            return LeaseLost::new_err("this LeasedSnowflake is closed");
         }
-        let child = self.child.get_mut().unwrap_or_else(|p| p.into_inner());
-        if child
-            .as_ref()
-            .is_some_and(|(g, _)| *g != fork::generation())
-        {
-            std::mem::forget(child.take());
-        }
+        issue_error(e)
     }
-}
-
-/// Takes a first lease with the GIL released.
-fn start(py: Python<'_>, options: &LeaseOptions) -> PyResult<LeasedGenerator> {
-    py.detach(|| LeasedGenerator::start(options.clone()))
-        .map_err(lease_error)
 }

@@ -14,7 +14,7 @@ use ticket_server::client::sizing::Sizing;
 use ticket_server::client::{ClientError, RoundRobin};
 
 use crate::errors::{ticket_error, value_error, ForkedError};
-use crate::fork::{self, AfterFork};
+use crate::fork::{AfterFork, PerProcess};
 use crate::leased::MAX_BATCH;
 
 /// What it takes to fetch tickets: the servers, the sequence and how blocks are sized.
@@ -75,12 +75,7 @@ impl Tickets {
 pub struct TicketClient {
     source: Source,
     after_fork: AfterFork,
-    born: u64,
-    /// This process's prefetcher. Forgotten, never dropped, in a forked child: its runtime's
-    /// thread does not exist there, and its blocks are the parent's to hand out.
-    tickets: Option<Tickets>,
-    /// A forked child's own prefetcher (`after_fork="renew"`) and its generation.
-    child: Mutex<Option<(u64, Tickets)>>,
+    tickets: PerProcess<Tickets>,
 }
 
 #[pymethods]
@@ -126,18 +121,14 @@ impl TicketClient {
         Ok(TicketClient {
             source,
             after_fork,
-            born: fork::generation(),
-            tickets: Some(tickets),
-            child: Mutex::new(None),
+            tickets: PerProcess::new(tickets),
         })
     }
 
     /// The next ticket. Raises TicketsUnavailable when no server gave a block in time.
     fn next(&self, py: Python<'_>) -> PyResult<u64> {
-        if let Some(tickets) = self.live() {
-            if let Some(ticket) = tickets.ready() {
-                return ticket.map_err(ticket_error);
-            }
+        if let Some(ticket) = self.tickets.try_read(Tickets::ready) {
+            return ticket.map_err(ticket_error);
         }
         let taken = self.take(py, 1)?;
         taken
@@ -159,13 +150,13 @@ impl TicketClient {
     /// The size of the next block fetched.
     #[getter]
     fn block_size(&self) -> Option<u64> {
-        self.live().map(|t| t.prefetch.block_size())
+        self.tickets.try_read(|t| Some(t.prefetch.block_size()))
     }
 
     /// Tickets fetched and not handed out yet: a restart now would skip them.
     #[getter]
     fn unused(&self) -> Option<u64> {
-        self.live().map(|t| t.prefetch.unused())
+        self.tickets.try_read(|t| Some(t.prefetch.unused()))
     }
 
     fn __repr__(&self) -> String {
@@ -177,16 +168,10 @@ impl TicketClient {
 }
 
 impl TicketClient {
-    fn live(&self) -> Option<&Tickets> {
-        self.tickets
-            .as_ref()
-            .filter(|_| fork::generation() == self.born)
-    }
-
     /// Tickets with the GIL released, from this process's prefetcher or (in a forked child
     /// that may renew) the child's own.
     fn take(&self, py: Python<'_>, n: usize) -> PyResult<Vec<u64>> {
-        if let Some(tickets) = self.live() {
+        if let Some(tickets) = self.tickets.own() {
             return py.detach(|| tickets.take(n)).map_err(ticket_error);
         }
         if self.after_fork == AfterFork::Refuse {
@@ -196,36 +181,12 @@ impl TicketClient {
                  fetch blocks of its own",
             ));
         }
-        let generation = fork::generation();
         py.detach(|| {
-            let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-            let tickets = match child.take() {
-                Some((g, tickets)) if g == generation => tickets,
-                stale => {
-                    std::mem::forget(stale);
-                    Tickets::start(&self.source)?
-                }
-            };
-            let taken = tickets.take(n);
-            *child = Some((generation, tickets));
-            taken
+            self.tickets
+                .with_child(|| Tickets::start(&self.source), |t| t.take(n))
         })
+        .and_then(|taken| taken)
         .map_err(ticket_error)
-    }
-}
-
-impl Drop for TicketClient {
-    fn drop(&mut self) {
-        if fork::generation() != self.born {
-            std::mem::forget(self.tickets.take());
-        }
-        let child = self.child.get_mut().unwrap_or_else(|p| p.into_inner());
-        if child
-            .as_ref()
-            .is_some_and(|(g, _)| *g != fork::generation())
-        {
-            std::mem::forget(child.take());
-        }
     }
 }
 

@@ -23,9 +23,9 @@ demo: build
 # IDGEN_SKIP_DOCKER=1 skips the container tests on purpose; said before and after the run.
 SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DOCKER=$$IDGEN_SKIP_DOCKER: the container tests are SKIPPED ***"; fi
 
-# The module's suites (every test file but those of the ticket server and the containers), run a
-# second time on Valkey when valkey-server is installed.
-MODULE_SUITES = $(filter-out containers ticket_% python_clients,\
+# The module's suites (every test file but those of the ticket server, the containers and the
+# operations tools), run a second time on Valkey when valkey-server is installed.
+MODULE_SUITES = $(filter-out containers ticket_% ops_% python_clients,\
 	$(basename $(notdir $(wildcard tests/tests/*.rs))))
 VALKEY_NOTE = echo "*** valkey-server is not installed: the module's suites ran on Redis only ***"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need and are missing: redis-server, redis-tools
-# (redis-cli, redis-benchmark), libclang-dev (bindgen, for redis-module), a C linker, and the
+# (redis-cli, redis-benchmark), libclang-dev (bindgen, for redis-module), a C linker, curl,
+# prometheus and prometheus-redis-exporter (the operations tests), and the
 # docker CLI and docker-compose for the container tests (not with IDGEN_SKIP_DOCKER=1). The
 # Docker engine itself must be running; the container tests fail saying so when it is not.
 # With apt-get as root it installs them; otherwise it says what to install and fails.
@@ -60,6 +61,11 @@ command -v python3 >/dev/null || missing+=(python3)
 python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
 # The failover tests cut a replication link with an iptables rule on loopback (as root).
 command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+# The operations tests read metrics with curl, scrape them with prometheus, check the alert
+# rules with promtool (in Debian's prometheus) and map INFO idgen with redis_exporter.
+command -v curl >/dev/null || missing+=(curl)
+command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
+command -v prometheus-redis-exporter >/dev/null || missing+=(prometheus-redis-exporter)
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.
 compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
 # The container tests drive the docker CLI and compose; IDGEN_SKIP_DOCKER=1 skips them.

@@ -131,7 +131,9 @@ async fn run_batch(
             }
             Ok(None) => break,
             Err(e) => {
-                reply.error(&CmdError::Protocol(e.0).text());
+                let error = CmdError::Protocol(e.0);
+                shared.metrics.error(&error);
+                reply.error(&error.text());
                 return Batch {
                     progressed,
                     close: true,
@@ -141,11 +143,13 @@ async fn run_batch(
     }
     let close = input.len() > MAX_QUERY;
     if close {
+        let error = CmdError::Protocol("request too large");
+        shared.metrics.error(&error);
         Reply {
             out,
             resp3: session.resp3,
         }
-        .error(&CmdError::Protocol("request too large").text());
+        .error(&error.text());
     }
     Batch { progressed, close }
 }

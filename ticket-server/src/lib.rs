@@ -19,6 +19,7 @@ pub mod config;
 pub mod connection;
 pub mod deadline;
 pub mod frame;
+pub mod metrics;
 pub mod server;
 pub mod shared;
 pub mod store;

@@ -36,6 +36,9 @@ enum Command {
         /// Number of servers in the set: tickets step by this much.
         #[arg(long, default_value_t = 1)]
         increment: u64,
+        /// Serve Prometheus metrics on this address (GET /metrics), e.g. 127.0.0.1:9101.
+        #[arg(long)]
+        metrics_listen: Option<SocketAddr>,
         #[command(flatten)]
         common: Common,
     },
@@ -227,10 +230,16 @@ async fn main() -> Result<()> {
             listen,
             offset,
             increment,
+            metrics_listen,
             common,
         } => {
             let config = common.config(listen, offset, increment, common.data_dir.clone())?;
             let (listener, shared) = bind(config).await?;
+            if let Some(addr) = metrics_listen {
+                ticket_server::metrics::serve(addr, shared.clone())
+                    .await
+                    .with_context(|| format!("cannot serve metrics on --metrics-listen {addr}"))?;
+            }
             ticket_server::server::run(listener, shared, shutdown_signal()).await;
         }
         Command::Pair {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::store::Store;
 
 /// The server's shared state.
@@ -18,8 +19,8 @@ pub struct Inner {
     pub started: Instant,
     /// Connections open now.
     pub clients: AtomicUsize,
-    /// Tickets handed out since start.
-    pub issued: AtomicU64,
+    /// Tickets handed out, errors and the rest: INFO and `--metrics-listen` read them.
+    pub metrics: Metrics,
     /// Client IDs, as CLIENT ID reports them.
     pub next_client_id: AtomicU64,
 }
@@ -27,12 +28,13 @@ pub struct Inner {
 impl Shared {
     /// State for a server with `config` over `store`.
     pub fn new(config: Config, store: Store) -> Self {
+        let metrics = Metrics::new(store.bound_writes().clone());
         Shared(Arc::new(Inner {
             config,
             store,
+            metrics,
             started: Instant::now(),
             clients: AtomicUsize::new(0),
-            issued: AtomicU64::new(0),
             next_client_id: AtomicU64::new(1),
         }))
     }

@@ -39,6 +39,27 @@ pub enum CmdError {
 }
 
 impl CmdError {
+    /// What kind of error this is, as the `kind` label of the errors metric.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CmdError::WrongArity(_) => "wrong_arity",
+            CmdError::Syntax(_) => "syntax",
+            CmdError::NotAnInteger => "not_an_integer",
+            CmdError::OutOfRange(_) => "out_of_range",
+            CmdError::Refused(_) => "refused",
+            CmdError::UnknownCommand { .. } => "unknown_command",
+            CmdError::UnknownSubcommand { .. } => "unknown_subcommand",
+            CmdError::NoAuth(_) => "noauth",
+            CmdError::WrongPass => "wrongpass",
+            CmdError::NoProto => "noproto",
+            CmdError::ExecAbort => "execabort",
+            CmdError::Protocol(_) => "protocol",
+            CmdError::MaxClients => "max_clients",
+            CmdError::Store(_) => "store",
+            CmdError::Internal(_) => "internal",
+        }
+    }
+
     /// The error reply's text, code first.
     pub fn text(&self) -> String {
         match self {

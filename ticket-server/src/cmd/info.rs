@@ -73,7 +73,7 @@ fn write_section(section: &str, shared: &Shared, text: &mut String) {
                 c.offset,
                 c.increment,
                 c.block,
-                shared.issued.load(Ordering::Relaxed),
+                shared.metrics.issued.get(),
                 c.sealer.as_ref().map_or("", |k| k.key_id()),
             ));
             for (name, next, bound) in shared.store.snapshot() {

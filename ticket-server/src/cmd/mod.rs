@@ -74,6 +74,7 @@ pub async fn execute(
         return;
     }
     if let Err(e) = run(args, session, shared, reply).await {
+        shared.metrics.error(&e);
         reply.error(&e.text());
     }
 }
@@ -114,6 +115,7 @@ async fn run(
                     Err(e) => Err(e),
                 };
                 if let Err(e) = result {
+                    shared.metrics.error(&e);
                     reply.error(&e.text());
                 }
             }

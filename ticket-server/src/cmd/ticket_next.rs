@@ -7,8 +7,6 @@
 //! as `[first, step, n]`, a reply that does not grow with `n` (for clients that hand tickets
 //! out of blocks).
 
-use std::sync::atomic::Ordering;
-
 use bytes::Bytes;
 
 use super::{parse_u64, wrong_arity, CmdError, CmdResult, Command};
@@ -106,7 +104,7 @@ impl TicketNext {
         let seq = shared.store.sequence(name)?;
         let n = self.count.unwrap_or(1);
         let first = seq.take(n).await?;
-        shared.issued.fetch_add(n, Ordering::Relaxed);
+        shared.metrics.issued.inc_by(n);
         let step = shared.config.increment;
         if let Some(sealer) = sealer {
             let sealed = (0..n)

@@ -31,6 +31,7 @@ pub use fields::LAST_TICKET;
 use marker::open_marker;
 pub use marker::{highest_handed_out, Start};
 pub use open_error::OpenError;
+use prometheus_client::metrics::histogram::Histogram;
 pub use sequence::Sequence;
 pub use step::Step;
 
@@ -48,6 +49,8 @@ pub struct Store {
     /// Every ticket is at least this (from `--start-above`); 0 for none.
     floor: u64,
     sequences: Mutex<HashMap<String, Arc<Sequence>>>,
+    /// Seconds each durable write of a bound took.
+    bound_writes: Histogram,
     /// `LOCK` in the directory, held while the store is open: two servers on one directory
     /// would hand out the same tickets.
     _lock: File,
@@ -74,6 +77,7 @@ impl Store {
             block: block.max(1),
             floor,
             sequences: Mutex::new(HashMap::new()),
+            bound_writes: Histogram::new(crate::metrics::bound_write_buckets()),
             _lock: lock,
         };
         for entry in fs::read_dir(dir).map_err(OpenError::io(dir))? {
@@ -119,7 +123,13 @@ impl Store {
         // Above the store's floor, for a sequence on disk or not.
         let bound = read_bound(&path, self.step)?.max(self.floor);
         let next = self.step.index_at(bound);
-        let seq = Arc::new(Sequence::new(path, self.step, self.block, next));
+        let seq = Arc::new(Sequence::new(
+            path,
+            self.step,
+            self.block,
+            next,
+            self.bound_writes.clone(),
+        ));
         sequences.insert(name.to_string(), Arc::clone(&seq));
         Ok(seq)
     }
@@ -142,6 +152,11 @@ impl Store {
     }
 
     /// Every sequence with its next ticket and the bound on disk, by name.
+    /// The histogram of bound writes, in seconds.
+    pub fn bound_writes(&self) -> &Histogram {
+        &self.bound_writes
+    }
+
     pub fn snapshot(&self) -> Vec<(String, u64, u64)> {
         let sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
         let mut all: Vec<_> = sequences

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::Notify;
 
 use super::bound_file::write_bound;
@@ -29,11 +30,19 @@ pub struct Sequence {
     block: u64,
     state: Mutex<State>,
     extended: Notify,
+    /// Seconds each write of the bound took (the store's, shared by its sequences).
+    bound_writes: Histogram,
 }
 
 impl Sequence {
     /// A sequence whose bound on disk covers tickets below index `next`.
-    pub(super) fn new(path: PathBuf, step: Step, block: u64, next: u64) -> Sequence {
+    pub(super) fn new(
+        path: PathBuf,
+        step: Step,
+        block: u64,
+        next: u64,
+        bound_writes: Histogram,
+    ) -> Sequence {
         Sequence {
             path,
             step,
@@ -46,6 +55,7 @@ impl Sequence {
                 failed: None,
             }),
             extended: Notify::new(),
+            bound_writes,
         }
     }
 
@@ -144,10 +154,12 @@ impl Sequence {
     async fn extend(self: &Arc<Self>, target: u64) {
         let bound = self.step.ticket(target).unwrap_or(i64::MAX as u64);
         let (path, step) = (self.path.clone(), self.step);
+        let started = Instant::now();
         let written = tokio::task::spawn_blocking(move || write_bound(&path, step, bound))
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()));
+        self.bound_writes.observe(started.elapsed().as_secs_f64());
         {
             let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
             s.extending = false;

@@ -64,6 +64,8 @@ command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptable
 # The operations tests read metrics with curl, scrape them with prometheus, check the alert
 # rules with promtool (in Debian's prometheus) and map INFO idgen with redis_exporter.
 command -v curl >/dev/null || missing+=(curl)
+# The TLS tests make their certificates with openssl.
+command -v openssl >/dev/null || missing+=(openssl)
 command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
 command -v prometheus-redis-exporter >/dev/null || missing+=(prometheus-redis-exporter)
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.

@@ -91,8 +91,14 @@ impl TicketServer {
     fn wait_ready(&mut self) {
         let server = self;
         let deadline = Instant::now() + Duration::from_secs(10);
+        // A TLS port is ready once it accepts: a plain PING cannot tell more.
+        let tls = server.args.iter().any(|a| a == "--tls-cert-file");
         loop {
-            if let Ok(mut con) = server.try_connection() {
+            if tls {
+                if std::net::TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+                    return;
+                }
+            } else if let Ok(mut con) = server.try_connection() {
                 // Any answer will do: with --requirepass it is NOAUTH.
                 match redis::cmd("PING").query::<String>(&mut con) {
                     Ok(_) => return,

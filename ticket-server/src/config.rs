@@ -40,6 +40,8 @@ pub struct Config {
     pub sqids: SqidCodec,
     /// The key of `TICKET.NEXT ... SEALED` (`--seal-key-file`); none: SEALED is refused.
     pub sealer: Option<std::sync::Arc<idgen_core::Sealer>>,
+    /// TLS on the listening port (`--tls-cert-file` ...); none: plain TCP.
+    pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
 }
 
 /// A start-up setting that breaks a rule, named by its flag.
@@ -106,6 +108,7 @@ mod tests {
             idle_timeout: None,
             sqids: SqidCodec::default(),
             sealer: None,
+            tls: None,
             start: Start::Existing,
         }
     }

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
 use tokio::time::{timeout, Instant};
@@ -33,8 +33,30 @@ const READ_CHUNK: usize = 16 * 1024;
 /// cost more than the request.
 const IDLE_RESOLUTION: Duration = Duration::from_secs(1);
 
+/// A client's byte stream: plain TCP, or TLS over it.
+pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
+    /// Writes what the socket takes now without waiting; 0 when that cannot be known.
+    fn write_now(&mut self, bytes: &[u8]) -> usize;
+}
+
+impl Transport for TcpStream {
+    fn write_now(&mut self, bytes: &[u8]) -> usize {
+        self.try_write(bytes).unwrap_or(0)
+    }
+}
+
+impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
+    fn write_now(&mut self, _bytes: &[u8]) -> usize {
+        0 // TLS records are written by write_all
+    }
+}
+
 /// Serves `socket` until the client leaves, misbehaves, idles out, or the server shuts down.
-pub async fn serve(mut socket: TcpStream, shared: Shared, mut shutdown: broadcast::Receiver<()>) {
+pub async fn serve(
+    mut socket: impl Transport,
+    shared: Shared,
+    mut shutdown: broadcast::Receiver<()>,
+) {
     let id = shared
         .next_client_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -155,9 +177,9 @@ async fn run_batch(
 }
 
 /// Sends `out` and clears it; false when the client is gone or reads too slowly.
-async fn flush(socket: &mut TcpStream, out: &mut BytesMut) -> bool {
+async fn flush(socket: &mut impl Transport, out: &mut BytesMut) -> bool {
     // Most replies fit the socket buffer at once; only a slow reader needs the timer.
-    let sent = socket.try_write(out).unwrap_or(0);
+    let sent = socket.write_now(out);
     if sent < out.len() {
         match timeout(WRITE_TIMEOUT, socket.write_all(&out[sent..])).await {
             Ok(Ok(())) => {}

@@ -23,3 +23,4 @@ pub mod metrics;
 pub mod server;
 pub mod shared;
 pub mod store;
+pub mod tls;

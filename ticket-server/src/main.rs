@@ -79,7 +79,7 @@ enum Command {
     },
     /// Print tickets from a set of servers, one a line, round robin.
     Next {
-        /// Comma-separated host:port of the servers.
+        /// Comma-separated servers: host:port, or redis:// and rediss:// (TLS) URLs.
         #[arg(long, value_delimiter = ',', required = true)]
         servers: Vec<String>,
         /// How many tickets.
@@ -168,9 +168,31 @@ struct Common {
     /// (`openssl rand -hex 32`). The same key as the module's `idgen.seal-key-file` seals alike.
     #[arg(long, env = "TICKET_SERVER_SEAL_KEY_FILE")]
     seal_key_file: Option<PathBuf>,
+    /// Serve TLS (only) on the listening port with this certificate chain (PEM).
+    #[arg(long, requires = "tls_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The private key of --tls-cert-file (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    tls_key_file: Option<PathBuf>,
+    /// Require client certificates signed by these CA certificates (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    tls_ca_cert_file: Option<PathBuf>,
 }
 
 impl Common {
+    /// TLS for the listening port, when --tls-cert-file is given.
+    fn tls(&self) -> Result<Option<std::sync::Arc<rustls::ServerConfig>>> {
+        let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_key_file) else {
+            return Ok(None);
+        };
+        let files = ticket_server::tls::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: self.tls_ca_cert_file.clone(),
+        };
+        Ok(Some(ticket_server::tls::server_config(&files)?))
+    }
+
     /// The key of `--seal-key-file`, if given; the error names the file, never the key.
     fn sealer(&self) -> Result<Option<std::sync::Arc<idgen_core::Sealer>>> {
         let Some(path) = &self.seal_key_file else {
@@ -211,6 +233,7 @@ impl Common {
             sqids: SqidCodec::new(&self.sqids_alphabet, self.sqids_min_length)
                 .context("--sqids-alphabet")?,
             sealer: self.sealer()?,
+            tls: self.tls()?,
         }
         .validate()?)
     }

@@ -38,6 +38,7 @@ pub struct Metrics {
     pub issued: Counter,
     errors: Family<KindLabel, Counter>,
     auth_failures: Counter,
+    tls_failures: Counter,
     connections: Gauge,
     bound: Family<SequenceLabel, Gauge>,
     headroom: Family<SequenceLabel, Gauge>,
@@ -52,6 +53,7 @@ impl Metrics {
             issued: Counter::default(),
             errors: Family::default(),
             auth_failures: Counter::default(),
+            tls_failures: Counter::default(),
             connections: Gauge::default(),
             bound: Family::default(),
             headroom: Family::default(),
@@ -70,6 +72,11 @@ impl Metrics {
             "auth_failures",
             "AUTH and HELLO ... AUTH with a wrong password",
             metrics.auth_failures.clone(),
+        );
+        registry.register(
+            "tls_handshake_failures",
+            "TLS handshakes that failed or timed out (a bad or missing client certificate, say)",
+            metrics.tls_failures.clone(),
         );
         registry.register(
             "connections",
@@ -105,6 +112,11 @@ impl Metrics {
         if matches!(e, CmdError::WrongPass) {
             self.auth_failures.inc();
         }
+    }
+
+    /// Counts a failed TLS handshake.
+    pub fn tls_failure(&self) {
+        self.tls_failures.inc();
     }
 
     /// The metrics in the Prometheus text format, with the gauges read from `shared` now.

@@ -14,6 +14,8 @@ use crate::shared::Shared;
 
 /// How long shutdown waits for connections to finish their current requests.
 const DRAIN: Duration = Duration::from_secs(5);
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// Serves connections from `listener` until `shutdown` completes, then closes them all and
 /// records each sequence's exact next ticket.
@@ -60,7 +62,23 @@ async fn accept(
         shared.clients.fetch_add(1, Ordering::Relaxed);
         let (shared, shutdown, done) = (shared.clone(), notify.subscribe(), done.clone());
         tokio::spawn(async move {
-            connection::serve(socket, shared.clone(), shutdown).await;
+            match shared.config.tls.clone() {
+                None => connection::serve(socket, shared.clone(), shutdown).await,
+                Some(tls) => {
+                    let handshake = tokio_rustls::TlsAcceptor::from(tls).accept(socket);
+                    match tokio::time::timeout(HANDSHAKE, handshake).await {
+                        Ok(Ok(stream)) => connection::serve(stream, shared.clone(), shutdown).await,
+                        Ok(Err(e)) => {
+                            tracing::info!(%peer, error = %e, "TLS handshake failed");
+                            shared.metrics.tls_failure();
+                        }
+                        Err(_) => {
+                            tracing::info!(%peer, "TLS handshake timed out");
+                            shared.metrics.tls_failure();
+                        }
+                    }
+                }
+            }
             shared.clients.fetch_sub(1, Ordering::Relaxed);
             drop(done);
         });

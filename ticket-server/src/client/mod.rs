@@ -24,6 +24,16 @@ pub const RETRY_AFTER: Duration = Duration::from_millis(500);
 /// How long one call to one server may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
 
+/// The URL of a server given as `host:port` (plain), or as a `redis://` or `rediss://` URL
+/// (TLS: the server's certificate is checked against the system's roots, or `SSL_CERT_FILE`).
+fn server_url(addr: &str) -> String {
+    if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("redis://{addr}/")
+    }
+}
+
 /// One handle per address, connecting lazily, with AUTH `password` when given.
 fn connect(addrs: &[String], password: Option<&str>) -> Result<Vec<Server>> {
     if addrs.is_empty() {
@@ -37,8 +47,7 @@ fn connect(addrs: &[String], password: Option<&str>) -> Result<Vec<Server>> {
                 source,
             };
             let mut info =
-                redis::IntoConnectionInfo::into_connection_info(format!("redis://{addr}/"))
-                    .map_err(bad)?;
+                redis::IntoConnectionInfo::into_connection_info(server_url(addr)).map_err(bad)?;
             if let Some(password) = password {
                 let settings = info.redis_settings().clone().set_password(password);
                 info = info.set_redis_settings(settings);

@@ -223,3 +223,56 @@ fn the_alert_rules_pass_promtool_s_tests() {
         assert!(printed.contains("SUCCESS"), "{printed}");
     }
 }
+
+#[test]
+fn docs_operations_names_every_info_field_and_metric_as_it_appears() {
+    let doc = std::fs::read_to_string(workspace_root().join("docs/operations.md")).unwrap();
+    let server = Server::start(&[]);
+    let info: String = cmd(&["INFO", "idgen"])
+        .query(&mut server.connection())
+        .unwrap();
+    let fields: Vec<&str> = info
+        .lines()
+        .filter_map(|line| line.split_once(':').map(|(name, _)| name))
+        .filter(|name| name.starts_with("idgen_"))
+        .collect();
+    assert!(fields.len() > 30, "{info}");
+    let missing: Vec<_> = fields
+        .iter()
+        .filter(|name| !doc.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "INFO fields not in docs/operations.md: {missing:?}"
+    );
+
+    let dir = data_dir("metrics-doc");
+    let metrics_port = free_port();
+    let ticket = ticket_server_with_metrics(&dir, metrics_port);
+    let mut con = ticket.connection();
+    let _: () = cmd(&["AUTH", "secret"]).query(&mut con).unwrap();
+    let _: u64 = cmd(&["TICKET.NEXT", "orders"]).query(&mut con).unwrap();
+    let text = curl(&format!("http://127.0.0.1:{metrics_port}/metrics")).expect("metrics");
+    let names: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|rest| {
+            let (name, kind) = rest.split_once(' ')?;
+            // Counters are exposed with _total, as the table names them.
+            Some(if kind == "counter" {
+                format!("{name}_total")
+            } else {
+                name.to_string()
+            })
+        })
+        .collect();
+    assert_eq!(names.len(), 8, "{text}");
+    let missing: Vec<_> = names
+        .iter()
+        .filter(|name| !doc.contains(&format!("`{name}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "metrics not in docs/operations.md: {missing:?}"
+    );
+}

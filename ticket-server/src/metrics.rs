@@ -16,7 +16,7 @@ use crate::cmd::CmdError;
 use crate::shared::Shared;
 use crate::store::LAST_TICKET;
 
-/// The buckets of the bound-write histogram, in seconds: 50 µs to about 3 s.
+/// The buckets of the bound-write histogram, in seconds: 50 µs doubling to 1.6 s.
 pub fn bound_write_buckets() -> impl Iterator<Item = f64> {
     prometheus_client::metrics::histogram::exponential_buckets(0.000_05, 2.0, 16)
 }

@@ -46,7 +46,7 @@ run DATESEQ.NEXT order DIGITS 11
 echo
 echo "== Worker-ID leases: three processes make IDs in process, each under its own leased worker ID"
 echo "(a coordinator grants leases above its start plus idgen.workerid-horizon-ms, 2 s here: the"
-echo " namespaces it loaded may lack renewals; see README, Worker-ID leases)"
+echo " namespaces it loaded may lack renewals; see docs/leases.md)"
 fence=$(redis-cli -p "$PORT" INFO idgen | sed -n 's/^idgen_workerid_fence_ms:\([0-9]*\).*/\1/p')
 while [ "$(date +%s%3N)" -lt "$fence" ]; do sleep 0.1; done
 WORKER="$ROOT/target/release/idgen-lease-worker"

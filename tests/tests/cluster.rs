@@ -17,7 +17,7 @@ fn own_worker_ids(i: usize) -> Vec<String> {
     vec!["worker-id".into(), (i + 1).to_string()]
 }
 
-/// SNOWFLAKE.NEXT on any primary, as README shows: the command has no key to route by.
+/// SNOWFLAKE.NEXT on any primary, as docs/module.md shows: the command has no key to route by.
 fn snowflake(con: &mut ClusterConnection) -> i64 {
     let any_primary = RoutingInfo::SingleNode(SingleNodeRoutingInfo::RandomPrimary);
     match con

@@ -2,7 +2,7 @@
 //! primary and a replica on one Docker network, and the odd/even ticket servers with one
 //! container killed and restarted under load; and docker/compose.yml brought up.
 //!
-//! They need a Docker engine; `IDGEN_SKIP_DOCKER=1` skips them on purpose (README).
+//! They need a Docker engine; `IDGEN_SKIP_DOCKER=1` skips them on purpose (docs/operations.md).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};

@@ -212,7 +212,7 @@ pub fn start(peer: &Peer) -> Result<Started, String> {
 /// The variable is unset, or its file cannot be read or parsed.
 pub fn from_env() -> Result<Vec<Peer>, String> {
     let file = std::env::var_os("IDGEN_PEERS").ok_or(
-        "IDGEN_PEERS is not set: no peer modules or Lua generators were run (README: Peers)",
+        "IDGEN_PEERS is not set: no peer modules or Lua generators were run (docs/benchmarks.md: Peers)",
     )?;
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("IDGEN_PEERS={}: {e}", file.to_string_lossy()))?;
@@ -251,10 +251,10 @@ mod tests {
 
     #[test]
     fn the_readmes_example_reads() {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../docs/benchmarks.md");
         let start = readme
             .find("```toml\n# A module")
-            .expect("the README's peers example");
+            .expect("the peers example of docs/benchmarks.md");
         let block = &readme[start + "```toml\n".len()..];
         let block = &block[..block.find("```").unwrap()];
         let peers = parse(block).unwrap();

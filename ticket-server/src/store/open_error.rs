@@ -41,7 +41,7 @@ pub enum OpenError {
     #[error(
         "{} belongs to offset {} of increment {}, not {} of {}: renumbering a running set of \
          servers would repeat tickets; start a new generation with --start-above H, H the \
-         highest ticket any server of the old set handed out (README: growing the set)",
+         highest ticket any server of the old set handed out (docs/ticket-server.md: growing the set)",
         path.display(), found.offset, found.increment, wanted.offset, wanted.increment
     )]
     OtherStep {

@@ -54,6 +54,9 @@ for k in 1 2 3; do
   "$WORKER" --url "redis://127.0.0.1:$PORT/" --namespace demo --ttl-ms 2000 --run-ms 600 >"$DIR/worker-$k.out" &
 done
 wait_workers() { for pid in $(jobs -p); do case " ${TICKET_PIDS[*]} " in *" $pid "*) ;; *) wait "$pid" ;; esac; done; }
+sleep 0.3
+echo "The leases while they are held (worker ID, token, lease ends at, IDs recorded up to; Unix ms):"
+run WORKERID.LIST demo
 wait_workers
 for k in 1 2 3; do
   read -r _ token worker < <(grep -m1 '^L ' "$DIR/worker-$k.out")
@@ -66,8 +69,6 @@ echo "and starts above the time its last holder recorded:"
 "$WORKER" --url "redis://127.0.0.1:$PORT/" --namespace demo --ttl-ms 2000 --run-ms 100 >"$DIR/worker-4.out"
 read -r _ token worker < <(grep -m1 '^L ' "$DIR/worker-4.out" || echo "L none none")
 echo "  process 4: worker ID $worker (token $token), $(grep -c '^I ' "$DIR/worker-4.out" || true) IDs"
-run WORKERID.LIST demo
-run HGETALL demo
 
 echo
 echo "== Flickr-style ticket servers: odd (offset 1 of 2) and even (offset 2 of 2)"

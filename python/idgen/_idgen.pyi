@@ -89,6 +89,9 @@ class TicketClient:
     def block_size(self) -> Optional[int]:
         """The size of the next block fetched."""
     @property
+    def refills(self) -> Optional[int]:
+        """Blocks fetched since start."""
+    @property
     def unused(self) -> Optional[int]:
         """Tickets fetched and not handed out yet."""
 

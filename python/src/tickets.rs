@@ -153,6 +153,12 @@ impl TicketClient {
         self.tickets.try_read(|t| Some(t.prefetch.block_size()))
     }
 
+    /// Blocks fetched since start.
+    #[getter]
+    fn refills(&self) -> Option<u64> {
+        self.tickets.try_read(|t| Some(t.prefetch.refills().0))
+    }
+
     /// Tickets fetched and not handed out yet: a restart now would skip them.
     #[getter]
     fn unused(&self) -> Option<u64> {

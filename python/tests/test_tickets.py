@@ -14,6 +14,7 @@ def test_tickets_come_from_both_servers_and_survive_one_killed(ticket_pair):
     first = client.next_many(20_000) + [client.next() for _ in range(5_000)]
     assert {t % 2 for t in first} == {0, 1}, "blocks from both servers"
     assert 500 <= client.block_size <= 5_000
+    assert client.refills >= 2, "blocks come by TICKET.RANGE, several tickets each"
     odd.kill()
     after = client.next_many(20_000)
     assert all(t % 2 == 0 for t in after[-5_000:]), "only the even server is left"

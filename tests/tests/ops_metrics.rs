@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use idgen_tests::ticket::TicketServer;
-use idgen_tests::{cmd, data_dir, free_port, workspace_root, Server};
+use idgen_tests::{cmd, data_dir, free_port, release_artifact, workspace_root, Server};
 
 /// A child process killed on drop.
 struct Running(Child);
@@ -206,6 +206,61 @@ fn redis_exporter_maps_info_idgen_through_the_lua_script() {
         sample(&text, "redis_exporter_last_scrape_error{err=\"\"}"),
         Some(0.0)
     );
+}
+
+#[test]
+fn the_lease_worker_serves_its_lease_and_renewals() {
+    let server = Server::start(&["workerid-horizon-ms", "600"]);
+    server.wait_past_lease_fence();
+    let worker = release_artifact(
+        "IDGEN_LEASE_WORKER",
+        "idgen-lease-worker",
+        "idgen-client",
+        &["modules/idgen-client", "modules/idgen-core"],
+    );
+    let port = free_port();
+    let _worker = spawn(
+        worker.to_str().unwrap(),
+        &[
+            "--url".into(),
+            server.url(),
+            "--namespace".into(),
+            "metrics".into(),
+            "--ttl-ms".into(),
+            "600".into(),
+            "--run-ms".into(),
+            "20000".into(),
+            format!("--metrics-listen=127.0.0.1:{port}"),
+        ],
+    );
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    // Renewals come every third of the TTL: a few within a second.
+    let text = wait_for(
+        Duration::from_secs(10),
+        "renewals on the metrics page",
+        || curl(&url).filter(|t| sample(t, "idgen_lease_renewals_total").is_some_and(|n| n >= 2.0)),
+    );
+    let listed: Vec<Vec<i64>> = cmd(&["WORKERID.LIST", "metrics"])
+        .query(&mut server.connection())
+        .unwrap();
+    let listed = &listed[0];
+    assert_eq!(sample(&text, "idgen_lease_live"), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, "idgen_lease_worker_id"),
+        Some(listed[0] as f64)
+    );
+    assert_eq!(sample(&text, "idgen_lease_token"), Some(listed[1] as f64));
+    assert!(sample(&text, "idgen_lease_until_ms").is_some_and(|t| t > 1e12));
+    assert_eq!(sample(&text, "idgen_lease_failures_total"), Some(0.0));
+    // The coordinator gone: calls fail, and the lease ends.
+    drop(server);
+    let text = wait_for(Duration::from_secs(10), "failures and no lease", || {
+        curl(&url).filter(|t| {
+            sample(t, "idgen_lease_failures_total").is_some_and(|n| n >= 1.0)
+                && sample(t, "idgen_lease_live") == Some(0.0)
+        })
+    });
+    assert_eq!(sample(&text, "idgen_lease_worker_id"), Some(-1.0));
 }
 
 #[test]

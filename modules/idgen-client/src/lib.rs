@@ -23,8 +23,9 @@
 //! replicas (`WAIT`) before it is used, so a coordinator failover cannot forget it.
 
 pub mod coordinator;
+pub mod metrics;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -123,6 +124,8 @@ struct Held {
     grant: Option<Grant>,
     /// The lease is certainly alive before this.
     valid_until: Instant,
+    /// The UNTIL the coordinator has on record for the lease held (Unix ms).
+    recorded_until_ms: Option<i64>,
     /// The tick start of the last ID issued under an earlier lease: a new lease's generator
     /// starts above it too, so the IDs of one `LeasedGenerator` only ever increase.
     issued_before_ms: i64,
@@ -149,6 +152,23 @@ struct Shared {
     held: Mutex<Held>,
     stop: AtomicBool,
     options: LeaseOptions,
+    /// RENEWs that succeeded.
+    renewals: AtomicU64,
+    /// Lease calls that failed: refused, unreachable or not replicated.
+    failures: AtomicU64,
+}
+
+/// The lease as monitoring sees it ([`LeasedGenerator::stats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseStats {
+    /// The lease held now, if it is certainly alive.
+    pub lease: Option<Grant>,
+    /// The UNTIL the coordinator has on record for it, Unix ms.
+    pub until_ms: Option<i64>,
+    /// RENEWs that succeeded since start.
+    pub renewals: u64,
+    /// Lease calls that failed since start (refused, unreachable, not replicated).
+    pub failures: u64,
 }
 
 /// A Snowflake generator under a worker-ID lease, renewed in the background.
@@ -171,9 +191,12 @@ impl LeasedGenerator {
                 grant: None,
                 valid_until: Instant::now(),
                 issued_before_ms: i64::MIN,
+                recorded_until_ms: None,
             }),
             stop: AtomicBool::new(false),
             options,
+            renewals: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
         });
         let coordinator = shared.first_lease()?;
         let renewer = {
@@ -231,6 +254,20 @@ impl LeasedGenerator {
     pub fn lease(&self) -> Option<Grant> {
         let held = self.shared.lock();
         held.grant.filter(|_| Instant::now() < held.valid_until)
+    }
+
+    /// The lease, its recorded UNTIL and the renewal counters, for monitoring.
+    pub fn stats(&self) -> LeaseStats {
+        let held = self.shared.lock();
+        let live = Instant::now() < held.valid_until;
+        LeaseStats {
+            lease: held.grant.filter(|_| live),
+            until_ms: held
+                .recorded_until_ms
+                .filter(|_| live && held.grant.is_some()),
+            renewals: self.shared.renewals.load(Ordering::Relaxed),
+            failures: self.shared.failures.load(Ordering::Relaxed),
+        }
     }
 
     /// How much longer the lease held now is certainly alive, if one is.
@@ -330,6 +367,7 @@ impl Shared {
         );
         held.generator = Some(generator);
         held.grant = Some(grant);
+        held.recorded_until_ms = Some(until);
         held.valid_until = sent + o.ttl.saturating_sub(o.margin);
         Ok(())
     }
@@ -376,12 +414,14 @@ impl Shared {
                     continue;
                 }
                 Err(LeaseCallError::Refused(why)) => {
+                    self.failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(%why, "lease refused: acquiring again");
                     let mut held = self.lock();
                     held.grant = None;
                     held.retire_generator();
                 }
                 Err(e) => {
+                    self.failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, "lease call failed: reconnecting");
                     coordinator = None;
                 }
@@ -402,9 +442,11 @@ impl Shared {
 
     fn renew(&self, coordinator: &mut Coordinator, grant: &Grant) -> Result<(), LeaseCallError> {
         let (sent, until) = self.record(coordinator, grant)?;
+        self.renewals.fetch_add(1, Ordering::Relaxed);
         let mut held = self.lock();
         if held.grant.map(|g| g.token) == Some(grant.token) {
             held.valid_until = sent + self.options.ttl.saturating_sub(self.options.margin);
+            held.recorded_until_ms = Some(until);
             if let Some(generator) = held.generator.as_mut() {
                 generator.set_ceiling(until);
             }

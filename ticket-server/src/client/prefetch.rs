@@ -47,6 +47,9 @@ struct Pool {
     block: AtomicU64,
     /// Tickets handles took but had not handed out when they were dropped.
     abandoned: AtomicU64,
+    /// Blocks fetched, and fetches that failed.
+    refills: AtomicU64,
+    refill_failures: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -92,6 +95,8 @@ impl Prefetch {
             sizing,
             block: AtomicU64::new(sizing.min),
             abandoned: AtomicU64::new(0),
+            refills: AtomicU64::new(0),
+            refill_failures: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         let (refill, sequence) = (Arc::clone(&pool), sequence.to_string());
@@ -102,6 +107,14 @@ impl Prefetch {
     /// The size of the next block it fetches.
     pub fn block_size(&self) -> u64 {
         self.pool.block.load(Ordering::Relaxed)
+    }
+
+    /// Blocks fetched since start, and fetches that failed (every server down).
+    pub fn refills(&self) -> (u64, u64) {
+        (
+            self.pool.refills.load(Ordering::Relaxed),
+            self.pool.refill_failures.load(Ordering::Relaxed),
+        )
     }
 
     /// Tickets fetched and not handed out: those a shutdown now would throw away (the shared
@@ -242,6 +255,7 @@ impl Pool {
                 Ok(range) => {
                     let now = Instant::now();
                     fetches += 1;
+                    self.refills.fetch_add(1, Ordering::Relaxed);
                     if let Some((at, size)) = last {
                         let next = self.sizing.next(size, now - at);
                         self.block.store(next, Ordering::Relaxed);
@@ -255,6 +269,7 @@ impl Pool {
                     blocks.failed = None;
                 }
                 Err(e) => {
+                    self.refill_failures.fetch_add(1, Ordering::Relaxed);
                     self.lock().failed = Some(e.to_string());
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }

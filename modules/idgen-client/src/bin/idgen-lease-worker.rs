@@ -3,9 +3,12 @@
 //! The churn test runs many of these; `make demo` runs three.
 
 use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use idgen_client::metrics::LeaseMetrics;
 use idgen_client::{LeaseOptions, LeasedGenerator};
 
 #[derive(Parser)]
@@ -32,6 +35,28 @@ struct Args {
     /// How long to keep trying for a first lease, in ms (default: one TTL).
     #[arg(long)]
     start_within_ms: Option<u64>,
+    /// Serve the lease's Prometheus metrics on this address (GET /metrics).
+    #[arg(long)]
+    metrics_listen: Option<SocketAddr>,
+}
+
+/// Serves the lease's metrics on `addr` from a thread of its own, for as long as the process runs.
+fn serve_metrics(addr: SocketAddr, ids: Arc<LeasedGenerator>) -> std::io::Result<()> {
+    let server = tiny_http::Server::http(addr).map_err(std::io::Error::other)?;
+    let metrics = LeaseMetrics::new();
+    let content_type = tiny_http::Header::from_bytes(
+        "Content-Type",
+        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    )
+    .map_err(|()| std::io::Error::other("bad header"))?;
+    std::thread::spawn(move || {
+        for request in server.incoming_requests() {
+            let text = metrics.render(&ids.stats());
+            let response = tiny_http::Response::from_string(text).with_header(content_type.clone());
+            let _ = request.respond(response);
+        }
+    });
+    Ok(())
 }
 
 fn main() {
@@ -47,12 +72,18 @@ fn main() {
         options.start_within = Duration::from_millis(ms);
     }
     let ids = match LeasedGenerator::start(options) {
-        Ok(ids) => ids,
+        Ok(ids) => Arc::new(ids),
         Err(e) => {
             eprintln!("idgen-lease-worker: {e}");
             std::process::exit(1);
         }
     };
+    if let Some(addr) = args.metrics_listen {
+        if let Err(e) = serve_metrics(addr, Arc::clone(&ids)) {
+            eprintln!("idgen-lease-worker: cannot serve metrics on {addr}: {e}");
+            std::process::exit(1);
+        }
+    }
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let end = Instant::now() + Duration::from_millis(args.run_ms);
@@ -73,5 +104,6 @@ fn main() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let _ = out.flush();
-    ids.shutdown();
+    // The metrics thread holds a handle too: close releases the lease whoever holds one.
+    ids.close();
 }

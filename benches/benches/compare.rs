@@ -878,7 +878,8 @@ fn machine() -> String {
         })
         .unwrap_or_default();
     format!(
-        "Machine: {} cores ({cpu}), Linux {}; {}; {}.",
+        "Run {}. Machine: {} cores ({cpu}), Linux {}; {}; {}.",
+        run("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(0),

@@ -25,7 +25,7 @@ SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DO
 
 # The module's suites (every test file but those of the ticket server, the containers and the
 # operations tools), run a second time on Valkey when valkey-server is installed.
-MODULE_SUITES = $(filter-out containers ticket_% ops_% docs_% python_clients,\
+MODULE_SUITES = $(filter-out containers ticket_% ops_% python_clients,\
 	$(basename $(notdir $(wildcard tests/tests/*.rs))))
 VALKEY_NOTE = echo "*** valkey-server is not installed: the module's suites ran on Redis only ***"
 

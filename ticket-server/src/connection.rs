@@ -154,7 +154,7 @@ async fn run_batch(
             Ok(None) => break,
             Err(e) => {
                 let error = CmdError::Protocol(e.0);
-                shared.metrics.error(&error);
+                shared.metrics.error(error.kind());
                 reply.error(&error.text());
                 return Batch {
                     progressed,
@@ -166,7 +166,7 @@ async fn run_batch(
     let close = input.len() > MAX_QUERY;
     if close {
         let error = CmdError::Protocol("request too large");
-        shared.metrics.error(&error);
+        shared.metrics.error(error.kind());
         Reply {
             out,
             resp3: session.resp3,

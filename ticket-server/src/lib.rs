@@ -20,6 +20,7 @@ pub mod connection;
 pub mod deadline;
 pub mod frame;
 pub mod metrics;
+pub mod metrics_server;
 pub mod server;
 pub mod shared;
 pub mod store;

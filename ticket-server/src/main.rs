@@ -259,7 +259,7 @@ async fn main() -> Result<()> {
             let config = common.config(listen, offset, increment, common.data_dir.clone())?;
             let (listener, shared) = bind(config).await?;
             if let Some(addr) = metrics_listen {
-                ticket_server::metrics::serve(addr, shared.clone())
+                ticket_server::metrics_server::serve(addr, shared.clone())
                     .await
                     .with_context(|| format!("cannot serve metrics on --metrics-listen {addr}"))?;
             }

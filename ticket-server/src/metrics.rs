@@ -1,9 +1,6 @@
-//! The server's Prometheus metrics, served in the text format on `--metrics-listen` (GET
-//! /metrics). Counters count on the request path; the per-sequence gauges and the open
-//! connections are read from the server's own state when scraped.
-
-use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
+//! The server's Prometheus metrics (served by `metrics_server.rs`). Counters count on the
+//! request path; the per-sequence gauges and the open connections are set from a [`Snapshot`]
+//! of the server's state when scraped.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -12,13 +9,16 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::cmd::CmdError;
-use crate::shared::Shared;
 use crate::store::LAST_TICKET;
 
-/// The buckets of the bound-write histogram, in seconds: 50 µs doubling to 1.6 s.
-pub fn bound_write_buckets() -> impl Iterator<Item = f64> {
-    prometheus_client::metrics::histogram::exponential_buckets(0.000_05, 2.0, 16)
+/// What the gauges show, read from the server when scraped.
+pub struct Snapshot {
+    /// Connections open now.
+    pub connections: usize,
+    /// The set's increment: each sequence's tickets step by it.
+    pub increment: u64,
+    /// Per sequence: name, next ticket, durable bound.
+    pub sequences: Vec<(String, u64, u64)>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -104,12 +104,11 @@ impl Metrics {
         }
     }
 
-    /// Counts an error reply (and a failed authentication).
-    pub fn error(&self, e: &CmdError) {
-        self.errors
-            .get_or_create(&KindLabel { kind: e.kind() })
-            .inc();
-        if matches!(e, CmdError::WrongPass) {
+    /// Counts an error reply of `kind` (`CmdError::kind`); `wrongpass` is a failed
+    /// authentication too.
+    pub fn error(&self, kind: &'static str) {
+        self.errors.get_or_create(&KindLabel { kind }).inc();
+        if kind == "wrongpass" {
             self.auth_failures.inc();
         }
     }
@@ -119,12 +118,11 @@ impl Metrics {
         self.tls_failures.inc();
     }
 
-    /// The metrics in the Prometheus text format, with the gauges read from `shared` now.
-    pub fn render(&self, shared: &Shared) -> String {
-        self.connections
-            .set(shared.clients.load(Ordering::Relaxed) as i64);
-        let increment = shared.config.increment.max(1);
-        for (name, next, bound) in shared.store.snapshot() {
+    /// The metrics in the Prometheus text format, with the gauges set from `now`.
+    pub fn render(&self, now: Snapshot) -> String {
+        self.connections.set(now.connections as i64);
+        let increment = now.increment.max(1);
+        for (name, next, bound) in now.sequences {
             let label = SequenceLabel { sequence: name };
             let left =
                 LAST_TICKET.saturating_sub(next) / increment + u64::from(next <= LAST_TICKET);
@@ -140,34 +138,4 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
         text
     }
-}
-
-/// Serves GET /metrics on `addr` until the process ends.
-///
-/// # Errors
-/// When `addr` cannot be bound.
-pub async fn serve(addr: SocketAddr, shared: Shared) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(%addr, "serving Prometheus metrics on /metrics");
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let text = shared.metrics.render(&shared);
-            async move {
-                (
-                    [(
-                        axum::http::header::CONTENT_TYPE,
-                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    )],
-                    text,
-                )
-            }
-        }),
-    );
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            tracing::error!(error = %e, "the metrics server stopped");
-        }
-    });
-    Ok(())
 }

@@ -52,7 +52,7 @@ async fn accept(
         };
         if shared.clients.load(Ordering::Relaxed) >= shared.config.max_clients {
             tracing::warn!(%peer, "refused: max clients reached");
-            shared.metrics.error(&CmdError::MaxClients);
+            shared.metrics.error(CmdError::MaxClients.kind());
             let _ = socket
                 .write_all(format!("-{}\r\n", CmdError::MaxClients.text()).as_bytes())
                 .await;

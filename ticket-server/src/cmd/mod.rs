@@ -74,7 +74,7 @@ pub async fn execute(
         return;
     }
     if let Err(e) = run(args, session, shared, reply).await {
-        shared.metrics.error(&e);
+        shared.metrics.error(e.kind());
         reply.error(&e.text());
     }
 }
@@ -115,7 +115,7 @@ async fn run(
                     Err(e) => Err(e),
                 };
                 if let Err(e) = result {
-                    shared.metrics.error(&e);
+                    shared.metrics.error(e.kind());
                     reply.error(&e.text());
                 }
             }

@@ -56,6 +56,11 @@ pub struct Store {
     _lock: File,
 }
 
+/// The buckets of the bound-write histogram, in seconds: 50 µs doubling to 1.6 s.
+pub fn bound_write_buckets() -> impl Iterator<Item = f64> {
+    prometheus_client::metrics::histogram::exponential_buckets(0.000_05, 2.0, 16)
+}
+
 impl Store {
     /// Opens (creating) `dir` for a server handing out `step`, reserving `block` tickets at a
     /// time; a blank directory only as `start` allows.
@@ -77,7 +82,7 @@ impl Store {
             block: block.max(1),
             floor,
             sequences: Mutex::new(HashMap::new()),
-            bound_writes: Histogram::new(crate::metrics::bound_write_buckets()),
+            bound_writes: Histogram::new(bound_write_buckets()),
             _lock: lock,
         };
         for entry in fs::read_dir(dir).map_err(OpenError::io(dir))? {
@@ -152,7 +157,7 @@ impl Store {
     }
 
     /// Every sequence with its next ticket and the bound on disk, by name.
-    /// The histogram of bound writes, in seconds.
+    /// The histogram of bound writes, in seconds (buckets: [`bound_write_buckets`]).
     pub fn bound_writes(&self) -> &Histogram {
         &self.bound_writes
     }

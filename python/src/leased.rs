@@ -175,6 +175,10 @@ impl LeasedSnowflake {
         if let Some(issued) = self.ids.try_read(|ids| Some(issue(ids))) {
             return issued.map_err(|e| self.issue_error(e));
         }
+        if self.closed.load(Ordering::Relaxed) {
+            // Closed in this child: never a new lease behind the caller's back.
+            return Err(self.issue_error(IssueError::NoLease));
+        }
         py.detach(|| {
             self.ids
                 .with_child(|| LeasedGenerator::start(self.options.clone()), &issue)

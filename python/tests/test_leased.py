@@ -173,6 +173,11 @@ def test_a_forked_child_may_take_its_own_lease(coordinator):
             got = [ids.next() for _ in range(2_000)] + ids.next_many(1_000)
             worker = ids.worker_id
             ids.close()
+            try:
+                ids.next()
+                return ["error", "a closed generator took a new lease"]
+            except idgen.LeaseLost:
+                pass
             return [worker] + got
 
         out = in_child(child_work)

@@ -501,6 +501,26 @@ pub fn cmd(words: &[&str]) -> redis::Cmd {
     c
 }
 
+/// Path of the `idgen-lease-worker` binary (override with `IDGEN_LEASE_WORKER`).
+pub fn lease_worker_binary() -> PathBuf {
+    release_artifact(
+        "IDGEN_LEASE_WORKER",
+        "idgen-lease-worker",
+        "idgen-client",
+        &["modules/idgen-client", "modules/idgen-core"],
+    )
+}
+
+/// A child process killed (and reaped) on drop: a server a test started by hand.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Waits until `check` holds, up to `timeout`.
 pub fn wait_for(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;

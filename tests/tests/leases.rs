@@ -9,16 +9,7 @@ use std::time::{Duration, Instant};
 use idgen_core::TWITTER_EPOCH_MS;
 use idgen_tests::clock::ClockShift;
 use idgen_tests::partition::Partition;
-use idgen_tests::{cmd, now_ms, release_artifact, wait_for, Options, Server, TempDir};
-
-fn worker_binary() -> std::path::PathBuf {
-    release_artifact(
-        "IDGEN_LEASE_WORKER",
-        "idgen-lease-worker",
-        "idgen-client",
-        &["modules/idgen-client", "modules/idgen-core"],
-    )
-}
+use idgen_tests::{cmd, now_ms, wait_for, Options, Server, TempDir};
 
 fn spawn_worker(port: u16, ttl_ms: u64, run_ms: u64, replicas: usize) -> Child {
     Worker {
@@ -47,7 +38,7 @@ struct Worker {
 
 impl Worker {
     fn spawn(self) -> Child {
-        let mut command = Command::new(worker_binary());
+        let mut command = Command::new(idgen_tests::lease_worker_binary());
         command
             .envs(self.env)
             .args([

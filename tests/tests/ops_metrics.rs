@@ -4,30 +4,22 @@
 //! prometheus-redis-exporter: `make test` installs them (scripts/deps.sh).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use idgen_tests::ticket::TicketServer;
-use idgen_tests::{cmd, data_dir, free_port, release_artifact, workspace_root, Server};
+use idgen_tests::{
+    cmd, data_dir, free_port, lease_worker_binary, workspace_root, KillOnDrop, Server,
+};
 
-/// A child process killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(program: &str, args: &[String]) -> Running {
+fn spawn(program: &str, args: &[String]) -> KillOnDrop {
     let child = Command::new(program)
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {program} (make test installs it): {e}"));
-    Running(child)
+    KillOnDrop(child)
 }
 
 /// The body of GET `url` by curl, or None when it fails.
@@ -43,14 +35,12 @@ fn curl(url: &str) -> Option<String> {
 
 /// Polls `check` until it returns Some, for at most `within`.
 fn wait_for<T>(within: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "{what} within {within:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut found = None;
+    idgen_tests::wait_for(within, || {
+        found = check();
+        found.is_some()
+    });
+    found.unwrap_or_else(|| panic!("{what} within {within:?}"))
 }
 
 /// The value of the sample `name` (with its labels, as written) in a text exposition.
@@ -212,12 +202,7 @@ fn redis_exporter_maps_info_idgen_through_the_lua_script() {
 fn the_lease_worker_serves_its_lease_and_renewals() {
     let server = Server::start(&["workerid-horizon-ms", "600"]);
     server.wait_past_lease_fence();
-    let worker = release_artifact(
-        "IDGEN_LEASE_WORKER",
-        "idgen-lease-worker",
-        "idgen-client",
-        &["modules/idgen-client", "modules/idgen-core"],
-    );
+    let worker = lease_worker_binary();
     let port = free_port();
     let _worker = spawn(
         worker.to_str().unwrap(),

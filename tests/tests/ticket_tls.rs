@@ -3,11 +3,13 @@
 //! its tls-port. Certificates are made here with the openssl command.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use idgen_tests::ticket::{run_cli_env, TicketServer};
-use idgen_tests::{data_dir, free_port, module_path, release_artifact, workspace_root};
+use idgen_tests::{
+    data_dir, free_port, lease_worker_binary, module_path, workspace_root, KillOnDrop,
+};
 
 /// A CA, a server certificate for 127.0.0.1 signed by it, and a client certificate.
 struct Certs {
@@ -205,16 +207,6 @@ fn redis_py_and_the_project_s_clients_take_rediss_urls() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "4");
 }
 
-/// A redis-server with the module, listening on a TLS port only.
-struct TlsRedis(Child);
-
-impl Drop for TlsRedis {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_lease_client_reaches_a_redis_on_its_tls_port() {
     let dir = data_dir("tls-lease");
@@ -247,14 +239,9 @@ fn the_lease_client_reaches_a_redis_on_its_tls_port() {
         .args(["workerid-horizon-ms", "1000"])
         .stdout(Stdio::null())
         .spawn()
-        .map(TlsRedis)
+        .map(KillOnDrop)
         .expect("redis-server");
-    let worker = release_artifact(
-        "IDGEN_LEASE_WORKER",
-        "idgen-lease-worker",
-        "idgen-client",
-        &["modules/idgen-client", "modules/idgen-core"],
-    );
+    let worker = lease_worker_binary();
     // Grants start a horizon (1 s) after the server's start: the worker's first IDs wait for
     // that, so it runs past it.
     let deadline = Instant::now() + Duration::from_secs(20);

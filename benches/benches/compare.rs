@@ -476,6 +476,9 @@ fn main() -> Result<()> {
     };
     let root = idgen_tests::workspace_root().to_path_buf();
     build_servers(&root)?;
+    if std::env::args().any(|a| a == "--instructions") {
+        return instructions_only(&root);
+    }
     let runtime = tokio::runtime::Runtime::new()?;
     let mut setup = Setup::start(&runtime)?;
     let approaches = setup.approaches();
@@ -511,7 +514,12 @@ fn main() -> Result<()> {
     println!("stepping the clock under each in-process generator (clock-step)...");
     let clock = clock_behaviour(&root, &setup.dir);
     println!("counting instructions per request under callgrind...");
-    let counts = instruction_table(&root, &setup.dir, if quick { 1_000 } else { 5_000 });
+    let peer_modules = match &setup.peers {
+        Ok(listed) => peer_modules(listed.iter().map(|(peer, _)| peer)),
+        Err(_) => Vec::new(),
+    };
+    let n = if quick { 1_600 } else { 4_800 };
+    let counts = instruction_table(&root, &setup.dir, &peer_modules, n);
     println!("the Python package beside Python's ID libraries (builds the wheel)...");
     let python = python::section(&root, &setup.module.url(), COORDINATOR_HORIZON_MS);
     let out = root.join("target/compare");
@@ -621,31 +629,93 @@ fn build_servers(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Instructions per request inside redis-server (with the module) and the ticket-server, as a
-/// markdown table with each command's ratio to PING on the same server.
-fn instruction_table(root: &Path, dir: &Path, n: u32) -> String {
+/// `--instructions`: the instruction table alone, to target/compare/instructions.md.
+fn instructions_only(root: &Path) -> Result<()> {
+    let out = root.join("target/compare");
+    let dir = out.join("callgrind");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let peers = peers::from_env().unwrap_or_default();
+    println!("counting instructions per request under callgrind...");
+    let table = instruction_table(root, &dir, &peer_modules(peers.iter()), 4_800);
+    std::fs::write(out.join("instructions.md"), &table)?;
+    println!("{table}");
+    Ok(())
+}
+
+/// The module peers among `peers`, for the instruction table.
+fn peer_modules<'p>(peers: impl Iterator<Item = &'p peers::Peer>) -> Vec<instructions::PeerModule> {
+    peers
+        .filter_map(|peer| match &peer.kind {
+            PeerKind::Module { path, load } => Some(instructions::PeerModule {
+                name: peer.name.clone(),
+                path: path.clone(),
+                load: load.clone(),
+                command: peer.command.clone(),
+            }),
+            PeerKind::Script { .. } => None,
+        })
+        .collect()
+}
+
+/// Instructions per request inside redis-server (with the module and with each peer module)
+/// and the ticket-server, unpipelined and pipelined, as a markdown table with each command's
+/// ratio to PING on the same server; then where our module commands' instructions go.
+fn instruction_table(
+    root: &Path,
+    dir: &Path,
+    peers: &[instructions::PeerModule],
+    n: u32,
+) -> String {
     let ticket_server = root.join("target/release/ticket-server");
-    match instructions::count(dir, &idgen_tests::module_path(), &ticket_server, n) {
-        Err(why) => format!("Not counted: {why}.\n"),
-        Ok(rows) => {
-            let mut md = format!(
-                "| server | command | instructions per request ({n} requests) | × PING there |\n|---|---|---|---|\n"
-            );
-            for (server, command, ir) in &rows {
-                let ping = rows
-                    .iter()
-                    .find(|(s, c, _)| s == server && c == "PING")
-                    .map_or(0, |r| r.2);
-                let ratio = if ping > 0 {
-                    *ir as f64 / ping as f64
-                } else {
-                    0.0
-                };
-                md.push_str(&format!("| {server} | `{command}` | {ir} | {ratio:.2} |\n"));
-            }
-            md
-        }
+    let rows = match instructions::count(dir, &idgen_tests::module_path(), &ticket_server, peers, n)
+    {
+        Err(why) => return format!("Not counted: {why}.\n"),
+        Ok(rows) => rows,
+    };
+    let p = instructions::PIPELINE;
+    let mut md = format!(
+        "Server-side instructions per request ({n} requests, one client; serverCron left out). \
+         Unpipelined, then {p} requests per round trip (-P {p}).\n\n\
+         | server | command | unpipelined | × PING | -P {p} | × PING at -P {p} |\n\
+         |---|---|---|---|---|---|\n"
+    );
+    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+    for (server, command, count) in &rows {
+        let ping = rows
+            .iter()
+            .find(|(s, c, _)| s == server && c == "PING")
+            .map(|r| r.2.clone())
+            .unwrap_or_default();
+        md.push_str(&format!(
+            "| {server} | `{command}` | {} | {:.2} | {} | {:.2} |\n",
+            count.unpipelined,
+            ratio(count.unpipelined, ping.unpipelined),
+            count.pipelined,
+            ratio(count.pipelined, ping.pipelined),
+        ));
     }
+    let splits: Vec<String> = rows
+        .iter()
+        .filter_map(|(_, command, count)| {
+            let s = count.split?;
+            Some(format!(
+                "| `{command}` | {} | {} | {} |",
+                s.reply, s.api, s.own
+            ))
+        })
+        .collect();
+    if !splits.is_empty() {
+        md.push_str(&format!(
+            "\nWhere the module's commands spend their instructions, unpipelined, per request \
+             (callgrind_annotate's inclusive counts inside the command callbacks; the rest of \
+             each request is Redis's own: reading, parsing, dispatch, AOF, writing):\n\n\
+             | command | reply (RM_ReplyWith*) | other Redis API (RM_*) | the module's own code |\n\
+             |---|---|---|---|\n{}\n",
+            splits.join("\n")
+        ));
+    }
+    md
 }
 
 /// What each in-process generator does when its sequence is spent and when the clock steps

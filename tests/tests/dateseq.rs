@@ -422,4 +422,19 @@ fn acl_key_patterns_apply_to_the_counter_key_itself() {
         .query(&mut admin)
         .unwrap();
     assert_eq!(value, "2", "refused calls wrote the counter");
+    // Nothing of the check is kept between calls: a connection allowed a moment ago is refused
+    // as soon as its user loses the pattern, and allowed again after AUTH as another user.
+    let mut con = server.connection();
+    let _: () = cmd(&["AUTH", "counter-too", "x"]).query(&mut con).unwrap();
+    let _: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    let _: () = cmd(&["ACL", "SETUSER", "counter-too", "resetkeys", "~order"])
+        .query(&mut admin)
+        .unwrap();
+    let err = cmd(&["DATESEQ.NEXT", "order"])
+        .query::<Value>(&mut con)
+        .map_err(|e| idgen_tests::error_text(&e))
+        .unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    let _: () = cmd(&["AUTH", "default", "x"]).query(&mut con).unwrap();
+    let _: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
 }

@@ -55,6 +55,62 @@ fn scripts_get_exact_snowflake_ids_as_strings() {
     assert!(sum > 20_000_000_000_000);
 }
 
+/// The module asks Redis whether a call comes from a script once per connection, and remembers
+/// the connections that call outside one (by client ID, in 256 slots). Every slot taken, the
+/// scripts those connections run still get strings, before and after SCRIPT FLUSH makes a new
+/// Lua client, and through FCALL.
+#[test]
+fn connections_remembered_as_plain_callers_still_get_strings_from_their_scripts() {
+    let server = Server::start(&[]);
+    let mut cons: Vec<_> = (0..300).map(|_| server.connection()).collect();
+    let _: () = cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=ids\nredis.register_function('next', function() return redis.call('SNOWFLAKE.NEXT') end)",
+    ])
+    .query(&mut cons[0])
+    .map(|_: String| ())
+    .unwrap();
+    let plain = |con: &mut idgen_tests::redis::Connection| {
+        let v: Value = cmd(&["SNOWFLAKE.NEXT"]).query(con).unwrap();
+        assert!(matches!(v, Value::Int(_)), "a plain call got {v:?}");
+        let v: Value = cmd(&["DATESEQ.NEXT", "d", "DIGITS", "10"])
+            .query(con)
+            .unwrap();
+        assert!(matches!(v, Value::Int(_)), "a plain call got {v:?}");
+    };
+    let scripted = |con: &mut idgen_tests::redis::Connection| {
+        for words in [
+            &["EVAL", "return redis.call('SNOWFLAKE.NEXT')", "0"][..],
+            &[
+                "EVAL",
+                "return redis.call('DATESEQ.NEXT', KEYS[1], 'DIGITS', 10)",
+                "1",
+                "d",
+            ],
+            &["FCALL", "next", "0"],
+        ] {
+            let v: Value = cmd(words).query(con).unwrap();
+            assert!(
+                matches!(v, Value::BulkString(_)),
+                "{words:?} got {v:?}: a script was taken for a plain caller"
+            );
+        }
+    };
+    for con in &mut cons {
+        plain(con);
+    }
+    for con in cons.iter_mut().step_by(23) {
+        scripted(con);
+        plain(con);
+    }
+    let _: () = cmd(&["SCRIPT", "FLUSH"]).query(&mut cons[1]).unwrap();
+    for con in cons.iter_mut().step_by(31) {
+        scripted(con);
+        plain(con);
+    }
+}
+
 #[test]
 fn scripts_get_exact_wide_date_sequences() {
     let server = Server::start(&[]);

@@ -159,21 +159,8 @@ impl Reply<'_> {
     }
 
     fn number(&mut self, n: i64) {
-        let mut buf = [0u8; 20];
-        let mut at = buf.len();
-        let mut rest = n.unsigned_abs();
-        loop {
-            at -= 1;
-            buf[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        if n < 0 {
-            self.out.extend_from_slice(b"-");
-        }
-        self.out.extend_from_slice(&buf[at..]);
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 }
 

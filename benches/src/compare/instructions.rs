@@ -1,7 +1,11 @@
 //! Instructions per request inside a server, counted by callgrind: a figure that does not
 //! swing with the machine's load as wall-clock rates do. The server runs under
 //! `valgrind --tool=callgrind`; for each command the counters are zeroed, one client sends it
-//! `n` times unpipelined, and the dump's total is divided by `n`.
+//! `n` times, unpipelined and then 16 at a time, and each dump's total is divided by `n`.
+//!
+//! Redis's `serverCron` is left out of the count (`--toggle-collect`): its memory statistics
+//! cost about 270,000 instructions each run, ten runs a second, and landed on whichever command
+//! was being counted in proportion to how long valgrind took over it (±300 a request).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,6 +43,7 @@ fn start(dir: &Path, port: u16, program: &Path, args: &[String]) -> Result<Count
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let child = Command::new("valgrind")
         .arg("--tool=callgrind")
+        .arg("--toggle-collect=serverCron")
         .arg(format!("--callgrind-out-file={}/out.%p", dir.display()))
         .arg(program)
         .args(args)
@@ -71,9 +76,41 @@ fn connection(port: u16) -> redis::RedisResult<redis::Connection> {
         .get_connection_with_timeout(Duration::from_secs(30))
 }
 
+/// What one request of a command costs inside a server.
+#[derive(Clone, Debug, Default)]
+pub struct Count {
+    /// Instructions per request, one request per round trip.
+    pub unpipelined: u64,
+    /// Instructions per request, 16 per round trip.
+    pub pipelined: u64,
+    /// Where the unpipelined instructions go inside a module's command, when the server is
+    /// redis-server and `callgrind_annotate` can tell.
+    pub split: Option<Split>,
+}
+
+/// A module command's instructions per request, by where they go.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Split {
+    /// The reply (`RM_ReplyWith*`).
+    pub reply: u64,
+    /// The other Redis API calls (`RM_*`).
+    pub api: u64,
+    /// The module's own code.
+    pub own: u64,
+}
+
+/// Requests per round trip in the pipelined count.
+pub const PIPELINE: u32 = 16;
+
 /// The instructions one request of each of `commands` costs inside the server, over `n`
-/// requests each.
-fn per_request(server: &Counted, commands: &[Vec<String>], n: u32) -> Result<Vec<u64>, String> {
+/// requests each, unpipelined and pipelined; with the split of `module`'s commands (the file
+/// name of its library, as callgrind shows it) when given.
+fn per_request(
+    server: &Counted,
+    commands: &[Vec<String>],
+    n: u32,
+    module: Option<&str>,
+) -> Result<Vec<Count>, String> {
     let pid = server.child.id().to_string();
     let control = |flag: &str| {
         Command::new("callgrind_control")
@@ -98,22 +135,46 @@ fn per_request(server: &Counted, commands: &[Vec<String>], n: u32) -> Result<Vec
                 .map_err(|e| e.to_string())?;
         }
         control("-d")?;
-        counts.push(newest_total(&server.dir)? / u64::from(n));
+        let dump = newest_dump(&server.dir)?;
+        let unpipelined = total(&dump)? / u64::from(n);
+        let split = module.and_then(|m| split(&dump, m, n));
+        let _ = std::fs::remove_file(&dump);
+        let mut pipe = redis::pipe();
+        for _ in 0..PIPELINE {
+            pipe.add_command(cmd.clone());
+        }
+        control("-z")?;
+        for _ in 0..n / PIPELINE {
+            pipe.query::<Vec<redis::Value>>(&mut con)
+                .map_err(|e| e.to_string())?;
+        }
+        control("-d")?;
+        let dump = newest_dump(&server.dir)?;
+        let pipelined = total(&dump)? / u64::from(n / PIPELINE * PIPELINE);
+        let _ = std::fs::remove_file(&dump);
+        counts.push(Count {
+            unpipelined,
+            pipelined,
+            split,
+        });
     }
     Ok(counts)
 }
 
-/// The total instruction count of the newest dump in `dir` (the dump is then removed).
-fn newest_total(dir: &Path) -> Result<u64, String> {
-    let newest = std::fs::read_dir(dir)
+/// The newest dump in `dir`.
+fn newest_dump(dir: &Path) -> Result<PathBuf, String> {
+    Ok(std::fs::read_dir(dir)
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with("out."))
         .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
         .ok_or("callgrind wrote no dump")?
-        .path();
-    let text = std::fs::read_to_string(&newest).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&newest);
+        .path())
+}
+
+/// The total instruction count of a dump.
+fn total(dump: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(dump).map_err(|e| e.to_string())?;
     text.lines()
         .find_map(|l| {
             let rest = l
@@ -121,29 +182,60 @@ fn newest_total(dir: &Path) -> Result<u64, String> {
                 .or_else(|| l.strip_prefix("totals:"))?;
             rest.split_whitespace().next()?.parse().ok()
         })
-        .ok_or_else(|| format!("no total in {}", newest.display()))
+        .ok_or_else(|| format!("no total in {}", dump.display()))
 }
 
-/// Instructions per request for the commands of redis-server with the module (AOF on, as
-/// benches/module.sh counts them) and of the ticket-server, as `(server, command, count)`.
-///
-/// # Errors
-/// Why the counts could not be taken, in words for the report.
-pub fn count(
-    dir: &Path,
-    module: &Path,
-    ticket_server: &Path,
-    n: u32,
-) -> Result<Vec<(&'static str, String, u64)>, String> {
-    if !available() {
-        return Err("valgrind is not installed (make bench installs it as root)".into());
+/// Where a module command's instructions go, per request, from `callgrind_annotate`'s
+/// inclusive counts: the module's command callbacks (functions of `module`'s library that Redis
+/// calls), the `RM_ReplyWith*` functions, and every other `RM_*` function.
+fn split(dump: &Path, module: &str, n: u32) -> Option<Split> {
+    let out = Command::new("callgrind_annotate")
+        .args(["--inclusive=yes", "--threshold=100"])
+        .arg(dump)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (mut callbacks, mut reply, mut api) = (0u64, 0u64, 0u64);
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let Some(Ok(count)) = words.next().map(|c| c.replace(',', "").parse::<u64>()) else {
+            continue;
+        };
+        let Some(function) = words.find(|w| w.starts_with("???:") || w.contains(".c:")) else {
+            continue;
+        };
+        let name = function.rsplit(':').next().unwrap_or("");
+        if line.contains(module) && function.ends_with("COMMANDS::call") {
+            callbacks += count;
+        } else if name.starts_with("RM_ReplyWith") {
+            reply += count;
+        } else if name.starts_with("RM_") {
+            api += count;
+        }
     }
-    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
-    let mut rows = Vec::new();
+    let per = |c: u64| c / u64::from(n);
+    (callbacks > 0).then(|| Split {
+        reply: per(reply),
+        api: per(api),
+        own: per(callbacks.saturating_sub(reply + api)),
+    })
+}
 
-    let port = idgen_tests::free_port();
-    let redis_dir = dir.join("callgrind-redis");
-    let args: Vec<String> = [
+/// A peer module to count beside ours: its name, library, load arguments and command.
+pub struct PeerModule {
+    pub name: String,
+    pub path: PathBuf,
+    pub load: Vec<String>,
+    pub command: Vec<String>,
+}
+
+/// One row of the table: the server, the command and its count.
+pub type Row = (String, String, Count);
+
+/// redis-server's arguments for a count: AOF on (as benches/module.sh counts), on `port`, in
+/// `dir`, with `module` and its load arguments.
+fn redis_args(port: u16, dir: &Path, module: &Path, load: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = [
         "--port",
         &port.to_string(),
         "--bind",
@@ -153,16 +245,44 @@ pub fn count(
         "--appendonly",
         "yes",
         "--dir",
-        &redis_dir.display().to_string(),
+        &dir.display().to_string(),
         "--loadmodule",
         &module.display().to_string(),
-        "dateseq-digits",
-        "10",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let redis = start(&redis_dir, port, Path::new("redis-server"), &args)?;
+    args.extend(load.iter().cloned());
+    args
+}
+
+/// Instructions per request for the commands of redis-server with the module, of each peer
+/// module in a redis-server of its own, and of the ticket-server.
+///
+/// # Errors
+/// Why the counts could not be taken, in words for the report.
+pub fn count(
+    dir: &Path,
+    module: &Path,
+    ticket_server: &Path,
+    peers: &[PeerModule],
+    n: u32,
+) -> Result<Vec<Row>, String> {
+    if !available() {
+        return Err("valgrind is not installed (make bench installs it as root)".into());
+    }
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let mut rows = Vec::new();
+
+    let port = idgen_tests::free_port();
+    let redis_dir = dir.join("callgrind-redis");
+    let load = words("dateseq-digits 10");
+    let redis = start(
+        &redis_dir,
+        port,
+        Path::new("redis-server"),
+        &redis_args(port, &redis_dir, module, &load),
+    )?;
     let commands: Vec<Vec<String>> = [
         "PING",
         "INCR counted",
@@ -170,14 +290,37 @@ pub fn count(
         "SNOWFLAKE.NEXT COUNT 100",
         "DATESEQ.NEXT counted",
         "DATESEQ.NEXT counted-bulk COUNT 100",
+        "UUID7.NEXT",
+        "ULID.NEXT",
     ]
     .iter()
     .map(|c| words(c))
     .collect();
-    for (command, ir) in commands.iter().zip(per_request(&redis, &commands, n)?) {
-        rows.push(("redis-server + module", command.join(" "), ir));
+    let library = module.file_name().map(|f| f.to_string_lossy().into_owned());
+    let counts = per_request(&redis, &commands, n, library.as_deref())?;
+    for (command, count) in commands.iter().zip(counts) {
+        rows.push(("redis-server + module".into(), command.join(" "), count));
     }
     drop(redis);
+
+    for peer in peers {
+        let port = idgen_tests::free_port();
+        let peer_dir = dir.join(format!("callgrind-peer-{}", peer.name));
+        let args = redis_args(port, &peer_dir, &peer.path, &peer.load);
+        let server = format!("redis-server + peer {}", peer.name);
+        let counted = start(&peer_dir, port, Path::new("redis-server"), &args).and_then(|s| {
+            let commands = vec![words("PING"), peer.command.clone()];
+            per_request(&s, &commands, n, None).map(|c| (commands, c))
+        });
+        match counted {
+            Ok((commands, counts)) => {
+                for (command, count) in commands.iter().zip(counts) {
+                    rows.push((server.clone(), command.join(" "), count));
+                }
+            }
+            Err(why) => rows.push((server, format!("not counted: {why}"), Count::default())),
+        }
+    }
 
     let port = idgen_tests::free_port();
     let ticket_dir = dir.join("callgrind-ticket");
@@ -194,8 +337,11 @@ pub fn count(
     .collect();
     let tickets = start(&ticket_dir, port, ticket_server, &args)?;
     let commands: Vec<Vec<String>> = ["PING", "TICKET.NEXT"].iter().map(|c| words(c)).collect();
-    for (command, ir) in commands.iter().zip(per_request(&tickets, &commands, n)?) {
-        rows.push(("ticket-server", command.join(" "), ir));
+    for (command, count) in commands
+        .iter()
+        .zip(per_request(&tickets, &commands, n, None)?)
+    {
+        rows.push(("ticket-server".into(), command.join(" "), count));
     }
     Ok(rows)
 }

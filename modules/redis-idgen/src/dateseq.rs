@@ -15,11 +15,12 @@ use idgen_core::dateseq::{check_digits, compose, Day, Period, ValueError};
 use idgen_core::{Clock, SystemClock};
 
 use crate::args::Args;
+use crate::callers::Callers;
 use crate::config::MAX_DATESEQ_COUNT;
 use crate::error::CommandError;
 use crate::eviction::Keys;
 use crate::ffi::ctx::Ctx;
-use crate::ffi::key::{self, Counter};
+use crate::ffi::key::{self, Step};
 use crate::form::Form;
 use crate::snowflake::parse_count;
 use crate::state::State;
@@ -55,9 +56,9 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     s.dateseq.issued += req.count.unwrap_or(1);
     // Sealed values may be anywhere up to 2^63: a script gets them all as strings.
     let exact = if req.sealed {
-        !ctx.called_by_script()
+        !ctx.called_by_script(&mut s.callers)
     } else {
-        !needs_string(ctx, last)
+        !needs_string(ctx, last, &mut s.callers)
     };
     let form = req.form.exact_or_decimal(exact);
     let sealer = s.sealer.as_ref().filter(|_| req.sealed);
@@ -78,8 +79,8 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
 /// Whether `value` must go out as a string although the caller did not ask: a script's Lua
 /// numbers are doubles, exact only up to 2^53 (DIGITS up to 8 stays below it until the year
 /// 9007). Asked only then, as asking Redis costs more than the rest of the reply.
-fn needs_string(ctx: &Ctx, value: i64) -> bool {
-    value > 1 << 53 && ctx.called_by_script()
+fn needs_string(ctx: &Ctx, value: i64, callers: &mut Callers) -> bool {
+    value > 1 << 53 && ctx.called_by_script(callers)
 }
 
 /// Moves the counter on by the request's count (after the failover gap, on the counter's first
@@ -95,34 +96,34 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
     } else {
         0
     };
+    let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
     let name = s.key_names.get(req.prefix, day.date)?;
-    let (counter, old) = Counter::open(ctx, name)?;
-    let base = old.unwrap_or(0);
-    // Checked before anything is written: a spent day is an error, never a wrap.
-    let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
-        ValueError::SequenceOverflow { .. } if gap > 0 => CommandError::OutOfRange(format!(
-            "{e} after the failover gap of {gap} this counter skips once after a promotion \
-             (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
-        )),
-        // Spent only when not one more value fits; else it is this COUNT that does not.
-        ValueError::SequenceOverflow { .. } if compose(day.date, req.digits, base + 1).is_ok() => {
-            let left = 10u64.pow(req.digits) - 1 - base;
-            CommandError::OutOfRange(format!(
-                "COUNT {n} does not fit: {left} values are left for {} in {} DIGITS",
-                day.date, req.digits
-            ))
-        }
-        e => e.into(),
+    let (first, last) = key::advance(ctx, name, |old| {
+        let base = old.unwrap_or(0);
+        // Checked before anything is written: a spent day is an error, never a wrap.
+        let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
+            ValueError::SequenceOverflow { .. } if gap > 0 => CommandError::OutOfRange(format!(
+                "{e} after the failover gap of {gap} this counter skips once after a promotion \
+                 (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
+            )),
+            // Spent only when not one more value fits; else it is this COUNT that does not.
+            ValueError::SequenceOverflow { .. }
+                if compose(day.date, req.digits, base + 1).is_ok() =>
+            {
+                let left = 10u64.pow(req.digits) - 1 - base;
+                CommandError::OutOfRange(format!(
+                    "COUNT {n} does not fit: {left} values are left for {} in {} DIGITS",
+                    day.date, req.digits
+                ))
+            }
+            e => e.into(),
+        })?;
+        let step = Step {
+            by: gap + n,
+            expire_at_ms: day.end_ms.saturating_add(ttl_ms),
+        };
+        Ok((step, (last - (n as i64 - 1), last)))
     })?;
-    let first = last - (n as i64 - 1);
-    match old {
-        None => {
-            let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
-            counter.create(gap + n, day.end_ms.saturating_add(ttl_ms))?
-        }
-        Some(old) => counter.add(old, gap + n)?,
-    }
-    drop(counter);
     if fenced {
         s.fence.pass(req.prefix, day.date);
         s.dateseq.gaps += 1;
@@ -142,7 +143,9 @@ pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError>
         None | Some(0) => ctx.reply_null(),
         Some(seq) => {
             let value = compose(day.date, req.digits, seq)?;
-            let form = req.form.exact_or_decimal(!needs_string(ctx, value));
+            let form = req
+                .form
+                .exact_or_decimal(!needs_string(ctx, value, &mut s.callers));
             form.reply(ctx, value as u64, &s.sqids)
         }
     }
@@ -163,9 +166,22 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
     if args.len() < 2 || args.len() > most {
         return Err(CommandError::WrongArity);
     }
-    let prefix = args.next_bytes().ok_or(CommandError::WrongArity)?;
+    let Some(prefix) = args.next_bytes() else {
+        return Err(CommandError::WrongArity);
+    };
     let mut digits = s.config.int(|c| &c.dateseq_digits);
     let (mut count, mut form, mut period, mut sealed) = (None, Form::Integer, Period::Day, false);
+    if args.len() == 2 {
+        // No options, the common call: nothing more to read or check.
+        return Ok(Request {
+            prefix,
+            period,
+            sealed,
+            digits: check_digits(digits)?,
+            count,
+            form,
+        });
+    }
     args.options(|name, args| {
         if form.take(name)? || (counted && crate::seal::take(&mut sealed, name)) {
             return Ok(true);

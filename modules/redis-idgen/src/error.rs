@@ -68,6 +68,9 @@ pub enum CommandError {
     WorkerClaim(String),
     /// The module did not finish loading.
     NotReady,
+    /// A command of this module called from inside another of its commands (through another
+    /// module's `RM_Call`).
+    Busy,
     /// Redis lacks an API the module needs.
     MissingApi(&'static str),
     /// The generator refused.
@@ -151,6 +154,10 @@ impl CommandError {
             ),
             CommandError::WorkerClaim(why) => format!("ERR {why}"),
             CommandError::NotReady => "ERR idgen module is not initialised".into(),
+            CommandError::Busy => "ERR idgen was called from inside one of its own commands \
+                                   (another module's RM_Call from a keyspace event): call it \
+                                   outside that command"
+                .into(),
             CommandError::MissingApi(name) => format!("ERR this Redis lacks {name}"),
             CommandError::Generate(e) => format!("ERR {e}"),
             CommandError::Value(e) => format!("ERR {e}"),
@@ -251,6 +258,10 @@ mod tests {
             (
                 CommandError::NotReady,
                 "ERR idgen module is not initialised",
+            ),
+            (
+                CommandError::Busy,
+                "ERR idgen was called from inside one of its own commands",
             ),
             (
                 CommandError::MissingApi("RedisModule_X"),

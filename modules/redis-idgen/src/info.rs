@@ -11,7 +11,7 @@ use crate::state::{Module, State};
 /// when a command holds it, only the configuration is shown.
 pub fn write(ctx: &InfoContext, module: &Module) -> RedisResult<()> {
     let mut fields = Fields(Vec::new());
-    if let Some(s) = module.try_lock() {
+    if let Some(s) = module.enter() {
         state(&mut fields, &s);
     }
     config(&mut fields, module.config);

@@ -36,6 +36,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod callers;
 mod cluster;
 mod config;
 mod dateseq;
@@ -74,7 +75,7 @@ use crate::state::{Module, State};
 /// The module, once loaded: the one handle Redis's callbacks find it by.
 static MODULE: OnceLock<Module> = OnceLock::new();
 
-/// The C function Redis calls for a command: the module's state, locked once, handed to the
+/// The C function Redis calls for a command: the module's state, entered once, handed to the
 /// handler `$handler(ctx, args, state)`.
 macro_rules! command {
     ($handler:path) => {{
@@ -84,8 +85,15 @@ macro_rules! command {
             argc: std::os::raw::c_int,
         ) -> std::os::raw::c_int {
             ffi::module::dispatch(ctx, argv, argc, |ctx, args| {
-                let module = MODULE.get().ok_or(CommandError::NotReady)?;
-                $handler(ctx, args, &mut module.lock())
+                // Matched rather than `ok_or(error)`, which builds the error (and drops it) on
+                // every call.
+                let Some(module) = MODULE.get() else {
+                    return Err(CommandError::NotReady);
+                };
+                let Some(mut state) = module.enter() else {
+                    return Err(CommandError::Busy);
+                };
+                $handler(ctx, args, &mut state)
             })
         }
         Some(call as unsafe extern "C" fn(_, _, _) -> _)
@@ -160,8 +168,8 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
 /// A live setting changed (CONFIG SET, or redis.conf while loading, before there is a module
 /// to change).
 fn setting_changed(effect: Effect) {
-    if let Some(module) = MODULE.get() {
-        if let Err(why) = module.lock().apply(effect) {
+    if let Some(mut state) = MODULE.get().and_then(|m| entered(m, "a setting's change")) {
+        if let Err(why) = state.apply(effect) {
             ffi::log("warning", &format!("idgen: {why}"));
         }
     }
@@ -169,8 +177,8 @@ fn setting_changed(effect: Effect) {
 
 #[role_changed_event_handler]
 fn role_changed(_: &Context, role: ServerRole) {
-    if let Some(module) = MODULE.get() {
-        module.lock().set_role(role == ServerRole::Replica);
+    if let Some(mut state) = MODULE.get().and_then(|m| entered(m, "a role change")) {
+        state.set_role(role == ServerRole::Replica);
     }
 }
 
@@ -186,7 +194,10 @@ fn config_changed(ctx: &Context, names: &[&str]) {
     // Asked before the state is locked: Redis answers CONFIG GET without calling the module.
     let policy = eviction::read_policy(ctx);
     let accepted = module.config.flag(|c| &c.accept_eviction);
-    if let Some(warning) = module.lock().eviction.follow(policy, accepted) {
+    let Some(mut state) = entered(module, "a maxmemory-policy change") else {
+        return;
+    };
+    if let Some(warning) = state.eviction.follow(policy, accepted) {
         ffi::log("warning", &warning);
     }
 }
@@ -204,8 +215,9 @@ struct ClaimReceiver;
 
 impl ffi::cluster::Receiver for ClaimReceiver {
     fn receive(sender: &str, payload: &[u8]) {
-        let Some(module) = MODULE.get() else { return };
-        let mut state = module.lock();
+        let Some(mut state) = MODULE.get().and_then(|m| entered(m, "a worker-id claim")) else {
+            return;
+        };
         let now = SystemClock.now_ms();
         let Some(watch) = &mut state.cluster else {
             return;
@@ -224,8 +236,7 @@ fn announce_every(ctx: &Context) {
     ctx.create_timer(
         period,
         |ctx, ()| {
-            if let Some(module) = MODULE.get() {
-                let mut state = module.lock();
+            if let Some(mut state) = MODULE.get().and_then(|m| entered(m, "an announcement")) {
                 // Refused only while the bus is not up yet (before CLUSTER MEET): nothing to tell.
                 ffi::cluster::broadcast(ctx, cluster::CLAIM_MESSAGE, &state.claim().encode());
                 judge(&mut state, SystemClock.now_ms());
@@ -234,6 +245,19 @@ fn announce_every(ctx: &Context) {
         },
         (),
     );
+}
+
+/// The state for an event; `None`, with a warning naming `what` was skipped, when a command of
+/// this module is running on the same thread (the event was raised from inside it).
+fn entered<'m>(module: &'m Module, what: &str) -> Option<parking_lot::MutexGuard<'m, State>> {
+    let state = module.enter();
+    if state.is_none() {
+        ffi::log(
+            "warning",
+            &format!("idgen: {what} was skipped: it came from inside one of idgen's commands"),
+        );
+    }
+    state
 }
 
 /// Compares this node's claim with those heard, and logs when a conflict starts or ends.

@@ -6,15 +6,21 @@ use std::os::raw::c_char;
 
 use redis_module::{raw, ContextFlags, RedisError};
 
+use crate::callers::{Asked, Callers};
 use crate::digits::decimal;
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 
 impl Ctx {
     /// Whether the call comes from a Lua script or function, whose numbers are doubles: an
-    /// integer above 2^53 would reach it rounded.
-    pub fn called_by_script(&self) -> bool {
-        self.safe().get_flags().contains(ContextFlags::LUA)
+    /// integer above 2^53 would reach it rounded. Redis is asked once per connection
+    /// ([`Callers`]).
+    pub fn called_by_script(&self, callers: &mut Callers) -> bool {
+        let id = self.client_id();
+        callers.is_script(id, || Asked {
+            script: self.safe().get_flags().contains(ContextFlags::LUA),
+            connection: Ctx::is_connection(id),
+        })
     }
 
     /// Replies with an integer.

@@ -14,29 +14,50 @@ use crate::state::State;
 /// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
 pub const MAX_COUNT: i64 = 100_000;
 
+/// What a `SNOWFLAKE.NEXT` call asked for.
+#[derive(Default)]
+struct Request {
+    count: Option<usize>,
+    form: Form,
+    sealed: bool,
+}
+
+impl Request {
+    /// `[COUNT n] [STRING | SQIDS] [SEALED]`; the call without options, the common one, reads
+    /// no argument.
+    fn parse(mut args: Args, s: &State) -> Result<Request, CommandError> {
+        let mut req = Request::default();
+        if args.len() == 1 {
+            return Ok(req);
+        }
+        if args.len() > 5 {
+            return Err(CommandError::WrongArity);
+        }
+        args.options(|name, args| {
+            if req.form.take(name)? || seal::take(&mut req.sealed, name) {
+                return Ok(true);
+            } else if name.eq_ignore_ascii_case(b"COUNT") {
+                req.count = Some(parse_count(args, MAX_COUNT)? as usize);
+            } else {
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        let n = req.count.unwrap_or(1) as u64;
+        req.form.check_count(n)?;
+        seal::check(s, req.sealed, n)?;
+        Ok(req)
+    }
+}
+
 /// `SNOWFLAKE.NEXT [COUNT n] [STRING | SQIDS] [SEALED]`: one ID, or an array of `n` strictly
 /// increasing IDs; as strings with STRING, and always when called from a script (Lua numbers
 /// are doubles and would round an ID above 2^53); as Sqids with SQIDS (COUNT up to 1000);
 /// sealed with SEALED (COUNT up to 1000; Sqids of the sealed IDs with SQIDS too).
 ///
 /// Refused on a replica, which shares its primary's worker-id and would repeat its IDs.
-pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
-    if args.len() > 5 {
-        return Err(CommandError::WrongArity);
-    }
-    let (mut count, mut form, mut sealed) = (None, Form::Integer, false);
-    args.options(|name, args| {
-        if form.take(name)? || seal::take(&mut sealed, name) {
-            return Ok(true);
-        } else if name.eq_ignore_ascii_case(b"COUNT") {
-            count = Some(parse_count(args, MAX_COUNT)? as usize);
-        } else {
-            return Ok(false);
-        }
-        Ok(true)
-    })?;
-    form.check_count(count.unwrap_or(1) as u64)?;
-    seal::check(s, sealed, count.unwrap_or(1) as u64)?;
+pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
+    let req = Request::parse(args, s)?;
     if s.replica {
         return Err(CommandError::Replica);
     }
@@ -47,7 +68,10 @@ pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
     {
         return Err(CommandError::WorkerClaim(why));
     }
-    let form = form.exact_or_decimal(!ctx.called_by_script());
+    let form = match req.form {
+        Form::Integer if ctx.called_by_script(&mut s.callers) => Form::Decimal,
+        form => form,
+    };
     let State {
         ids,
         reservation,
@@ -56,33 +80,37 @@ pub fn next(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
         sealer,
         ..
     } = s;
-    // Checked above: a sealer is set when SEALED is given.
-    let sealer = sealer.as_ref().filter(|_| sealed);
+    // Checked by Request::parse: a sealer is set when SEALED is given.
+    let sealer = sealer.as_ref().filter(|_| req.sealed);
     if let Some(reservation) = reservation {
         if let Some(why) = reservation.refusal() {
             return Err(CommandError::StateFile(why));
         }
         ids.set_ceiling(reservation.durable_until());
     }
-    let refusal = |e| refusal(e, reservation.as_ref());
-    let result = match count {
-        None => ids.next_id().map_err(refusal).and_then(|id| {
-            let id = match sealer {
-                Some(sealer) => sealer.seal(id)?,
-                None => id,
-            };
-            form.reply(ctx, id, sqids)
-        }),
+    let result = match req.count {
+        None => match ids.next_id() {
+            // The plain integer reply on its own arm: Form::reply is not inlined.
+            Ok(id) => match (sealer, form) {
+                (None, Form::Integer) => ctx.reply_i64(id as i64),
+                (None, form) => form.reply(ctx, id, sqids),
+                (Some(sealer), form) => form.reply(ctx, sealer.seal(id)?, sqids),
+            },
+            Err(e) => Err(refusal(e, reservation.as_ref())),
+        },
         Some(n) => {
             id_buf.clear();
-            ids.next_ids(n, id_buf).map_err(refusal).and_then(|()| {
-                if let Some(sealer) = sealer {
-                    for id in id_buf.iter_mut() {
-                        *id = sealer.seal(*id)?;
+            match ids.next_ids(n, id_buf) {
+                Ok(()) => {
+                    if let Some(sealer) = sealer {
+                        for id in id_buf.iter_mut() {
+                            *id = sealer.seal(*id)?;
+                        }
                     }
+                    form.reply_all(ctx, id_buf, sqids)
                 }
-                form.reply_all(ctx, id_buf, sqids)
-            })
+                Err(e) => Err(refusal(e, reservation.as_ref())),
+            }
         }
     };
     if let Some(reservation) = reservation {
@@ -139,6 +167,6 @@ pub fn fromtime(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandE
     let settings = s.ids.settings();
     let id = idgen_core::snowflake_at(&settings.layout, settings.epoch_ms, unix_ms, end)?;
     Form::Integer
-        .exact_or_decimal(id < 1 << 53 || !ctx.called_by_script())
+        .exact_or_decimal(id < 1 << 53 || !ctx.called_by_script(&mut s.callers))
         .reply(ctx, id, &s.sqids)
 }

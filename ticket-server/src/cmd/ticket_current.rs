@@ -2,11 +2,11 @@
 
 use bytes::Bytes;
 
-use super::ticket_next::DEFAULT_SEQUENCE;
 use super::{wrong_arity, CmdError, CmdResult, Command};
 use crate::frame::Reply;
 use crate::shared::Shared;
 use crate::store::StoreError;
+use crate::store::DEFAULT_SEQUENCE;
 
 /// `TICKET.CURRENT`, parsed.
 #[derive(Debug)]

@@ -21,13 +21,11 @@ pub const MAX_RANGE: u64 = 100_000_000;
 /// Most tickets one call returns as Sqids (each takes about 12 µs to encode).
 pub const MAX_SQIDS: u64 = 1_000;
 
-/// The sequence used when none is named.
-pub const DEFAULT_SEQUENCE: &str = "default";
-
 /// `TICKET.NEXT` or `TICKET.RANGE`, parsed.
 #[derive(Debug)]
 pub struct TicketNext {
-    sequence: Bytes,
+    /// The sequence named; `None` for [`crate::store::DEFAULT_SEQUENCE`].
+    sequence: Option<Bytes>,
     /// `COUNT n`; `None` for one ticket as an integer reply.
     count: Option<u64>,
     /// TICKET.RANGE: reply `[first, step, n]`.
@@ -65,13 +63,12 @@ impl TicketNext {
             *flag = true;
             args = rest;
         }
-        let default = || Bytes::from_static(DEFAULT_SEQUENCE.as_bytes());
         let (sequence, count) = match args.len() {
             1 | 2 if range => return Err(wrong_arity(args)),
-            1 => (default(), None),
-            2 => (args[1].clone(), None),
-            3 => (default(), Some(count(&args[1..], range)?)),
-            4 => (args[1].clone(), Some(count(&args[2..], range)?)),
+            1 => (None, None),
+            2 => (Some(args[1].clone()), None),
+            3 => (None, Some(count(&args[1..], range)?)),
+            4 => (Some(args[1].clone()), Some(count(&args[2..], range)?)),
             _ => return Err(wrong_arity(args)),
         };
         if (sqids || sealed) && count.unwrap_or(1) > MAX_SQIDS {
@@ -90,7 +87,6 @@ impl TicketNext {
     }
 
     pub async fn apply(self, shared: &Shared, reply: &mut Reply<'_>) -> CmdResult {
-        let name = std::str::from_utf8(&self.sequence).map_err(|_| StoreError::BadName)?;
         // Refused before a ticket is taken.
         let sealer = match (self.sealed, &shared.config.sealer) {
             (true, None) => {
@@ -101,7 +97,15 @@ impl TicketNext {
             (true, Some(sealer)) => Some(sealer),
             (false, _) => None,
         };
-        let seq = shared.store.sequence(name)?;
+        let named;
+        let seq = match &self.sequence {
+            None => shared.store.default_sequence()?,
+            Some(name) => {
+                let name = std::str::from_utf8(name).map_err(|_| StoreError::BadName)?;
+                named = shared.store.sequence(name)?;
+                &named
+            }
+        };
         let n = self.count.unwrap_or(1);
         let first = seq.take(n).await?;
         shared.metrics.issued.inc_by(n);

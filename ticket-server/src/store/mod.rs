@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 mod bound_file;
@@ -38,6 +38,9 @@ pub use step::Step;
 /// How often at most a failed bound write is tried again (by the calls that need it).
 pub const RETRY_WRITE_EVERY: Duration = Duration::from_millis(100);
 
+/// The sequence that commands take when none is named.
+pub const DEFAULT_SEQUENCE: &str = "default";
+
 /// Most sequences one server keeps.
 pub const MAX_SEQUENCES: usize = 1024;
 
@@ -49,6 +52,9 @@ pub struct Store {
     /// Every ticket is at least this (from `--start-above`); 0 for none.
     floor: u64,
     sequences: Mutex<HashMap<String, Arc<Sequence>>>,
+    /// The `default` sequence once used: TICKET.NEXT without a name takes it without the map's
+    /// lock and hashing (260 of the 5,200 instructions a call cost, callgrind).
+    default: OnceLock<Arc<Sequence>>,
     /// Seconds each durable write of a bound took.
     bound_writes: Histogram,
     /// `LOCK` in the directory, held while the store is open: two servers on one directory
@@ -82,6 +88,7 @@ impl Store {
             block: block.max(1),
             floor,
             sequences: Mutex::new(HashMap::new()),
+            default: OnceLock::new(),
             bound_writes: Histogram::new(bound_write_buckets()),
             _lock: lock,
         };
@@ -108,6 +115,18 @@ impl Store {
         check_name(name)?;
         let sequences = self.sequences.lock().unwrap_or_else(|p| p.into_inner());
         Ok(sequences.get(name).cloned())
+    }
+
+    /// The sequence named [`DEFAULT_SEQUENCE`], loaded or created.
+    ///
+    /// # Errors
+    /// As [`Store::sequence`].
+    pub fn default_sequence(&self) -> Result<&Arc<Sequence>, OpenError> {
+        if let Some(seq) = self.default.get() {
+            return Ok(seq);
+        }
+        let seq = self.sequence(DEFAULT_SEQUENCE)?;
+        Ok(self.default.get_or_init(|| seq))
     }
 
     /// The sequence `name`, loaded or created.

@@ -30,6 +30,26 @@ impl Ctx {
         Context::new(self.0)
     }
 
+    /// The ID of this call's client; 0 when there is none. Raw, as are the two below: the
+    /// crate has no call for it.
+    pub fn client_id(&self) -> u64 {
+        let Some(get) = api!(RedisModule_GetClientId) else {
+            return 0;
+        };
+        // SAFETY: a live command context (Ctx::new's contract); the call only reads it.
+        unsafe { get(self.0) }
+    }
+
+    /// Whether client `id` is a connection: Redis finds it among its connected clients, where
+    /// the clients of scripts and of `RM_Call` never are.
+    pub fn is_connection(id: u64) -> bool {
+        let Some(find) = api!(RedisModule_GetClientInfoById) else {
+            return false;
+        };
+        // SAFETY: with a null info pointer, Redis only looks the ID up and writes nothing.
+        unsafe { find(std::ptr::null_mut(), id) == raw::REDISMODULE_OK as i32 }
+    }
+
     /// Replies with an error; `text` starts with its code, e.g. `ERR`. Raw because
     /// redis-module's error replies cut every character to one byte (a quoted non-ASCII
     /// argument would make the reply invalid UTF-8) and panic on text that is not UTF-8.

@@ -48,9 +48,10 @@ impl KeyNameCache {
             let name = RedisString::create_from_slice(std::ptr::null_mut(), &self.buf);
             self.name = Some(name);
         }
-        self.name
-            .as_ref()
-            .ok_or(CommandError::MissingApi("RedisModule_CreateString"))
+        match &self.name {
+            Some(name) => Ok(name),
+            None => Err(CommandError::MissingApi("RedisModule_CreateString")),
+        }
     }
 }
 
@@ -59,6 +60,13 @@ pub struct Counter<'c> {
     ctx: &'c Ctx,
     name: &'c RedisString,
     key: RedisKeyWritable,
+}
+
+/// How [`advance`] moves a counter on: by `by`, and when it is created, expiring at
+/// `expire_at_ms`.
+pub struct Step {
+    pub by: u64,
+    pub expire_at_ms: i64,
 }
 
 /// Today's value of the counter key `name`, `None` when it does not exist.
@@ -81,30 +89,54 @@ pub fn read(ctx: &Ctx, name: &RedisString) -> Result<Option<u64>, CommandError> 
     }
 }
 
-impl<'c> Counter<'c> {
-    /// Opens the counter key for writing, and reads its value (`None` when it does not exist).
-    ///
-    /// # Errors
-    /// NOPERM when the caller's ACL user may not write the key (the command declares the prefix
-    /// as its key, so Redis itself only checked the prefix), WRONGTYPE for a non-string key,
-    /// [`CommandError::BadCounter`] for a non-numeric string.
-    pub fn open(ctx: &'c Ctx, name: &'c RedisString) -> Result<(Self, Option<u64>), CommandError> {
-        check_acl(ctx, name, true)?;
-        let key = RedisKeyWritable::open(ctx.raw(), name);
-        let value = match key.key_type() {
-            KeyType::Empty => None,
-            KeyType::String => {
-                let dma = key.as_string_dma().map_err(|_| CommandError::BadCounter)?;
-                Some(parse_counter(&dma).ok_or(CommandError::BadCounter)?)
+/// Moves the counter key `name` on by the step that `plan` makes of its value (`None` when it
+/// does not exist), and propagates the write; `plan`'s error leaves the key as it was. The value
+/// is read and rewritten through one DMA handle.
+///
+/// # Errors
+/// NOPERM when the caller's ACL user may not write the key (the command declares the prefix
+/// as its key, so Redis itself only checked the prefix), WRONGTYPE for a non-string key,
+/// [`CommandError::BadCounter`] for a non-numeric string, and `plan`'s errors.
+pub fn advance<T>(
+    ctx: &Ctx,
+    name: &RedisString,
+    plan: impl FnOnce(Option<u64>) -> Result<(Step, T), CommandError>,
+) -> Result<T, CommandError> {
+    check_acl(ctx, name, true)?;
+    let counter = Counter {
+        ctx,
+        name,
+        key: RedisKeyWritable::open(ctx.raw(), name),
+    };
+    match counter.key.key_type() {
+        KeyType::Empty => {
+            let (step, planned) = plan(None)?;
+            counter.create(step.by, step.expire_at_ms)?;
+            Ok(planned)
+        }
+        KeyType::String => {
+            let Ok(mut dma) = counter.key.as_string_dma() else {
+                return Err(CommandError::BadCounter);
+            };
+            let Some(old) = parse_counter(&dma) else {
+                return Err(CommandError::BadCounter);
+            };
+            let (step, planned) = plan(Some(old))?;
+            let mut buf = [0u8; 20];
+            if dma.write(decimal(old + step.by, &mut buf)).is_err() {
+                return Err(CommandError::BadCounter);
             }
-            _ => return Err(CommandError::WrongType),
-        };
-        Ok((Counter { ctx, name, key }, value))
+            counter.propagate_add(step.by)?;
+            Ok(planned)
+        }
+        _ => Err(CommandError::WrongType),
     }
+}
 
+impl Counter<'_> {
     /// Creates the key at `value` expiring at `expire_at_ms`, and propagates
     /// `INCRBY key value` + `PEXPIREAT key expire_at_ms` to replicas and the AOF.
-    pub fn create(&self, value: u64, expire_at_ms: i64) -> Result<(), CommandError> {
+    fn create(&self, value: u64, expire_at_ms: i64) -> Result<(), CommandError> {
         let mut buf = [0u8; 20];
         let text = decimal(value, &mut buf);
         // Digits only: always UTF-8, never a NUL.
@@ -155,25 +187,15 @@ impl<'c> Counter<'c> {
         }
     }
 
-    /// Rewrites the key's value in place to `old + n`, keeping its TTL, and propagates
-    /// `INCR key` (or `INCRBY key n`).
-    pub fn add(&self, old: u64, n: u64) -> Result<(), CommandError> {
-        let mut buf = [0u8; 20];
-        let mut dma = self
-            .key
-            .as_string_dma()
-            .map_err(|_| CommandError::BadCounter)?;
-        dma.write(decimal(old + n, &mut buf))
-            .map_err(|_| CommandError::BadCounter)?;
-        self.propagate_add(n)
-    }
-
     /// `INCR key` or `INCRBY key n`: the shortest explicit, deterministic form of the write,
     /// for replicas and the AOF, and the keyspace event INCRBY itself fires.
     fn propagate_add(&self, n: u64) -> Result<(), CommandError> {
-        let missing = CommandError::MissingApi;
-        let replicate = api!(RedisModule_Replicate).ok_or(missing("Replicate"))?;
-        let notify = api!(RedisModule_NotifyKeyspaceEvent).ok_or(missing("NotifyKeyspaceEvent"))?;
+        let (Some(replicate), Some(notify)) = (
+            api!(RedisModule_Replicate),
+            api!(RedisModule_NotifyKeyspaceEvent),
+        ) else {
+            return Err(CommandError::MissingApi("Replicate"));
+        };
         let (ctx, name) = (self.ctx.raw(), self.name.inner);
         // SAFETY: a live command context and key name; each format matches its arguments.
         unsafe {

@@ -43,6 +43,7 @@ fn start(dir: &Path, port: u16, program: &Path, args: &[String]) -> Result<Count
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let child = Command::new("valgrind")
         .arg("--tool=callgrind")
+        .arg("--collect-atstart=yes")
         .arg("--toggle-collect=serverCron")
         .arg(format!("--callgrind-out-file={}/out.%p", dir.display()))
         .arg(program)

@@ -28,7 +28,10 @@ impl Clock for SystemClock {
         // SAFETY: `ts` is a valid, writable timespec for the call; CLOCK_REALTIME exists on
         // every Unix, so the call cannot fail and leaves `ts` set.
         unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-        ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+        // time_t and long are 32 bits wide on some Unix targets.
+        #[allow(clippy::unnecessary_cast)]
+        let (secs, nanos) = (ts.tv_sec as i64, ts.tv_nsec as i64);
+        secs * 1000 + nanos / 1_000_000
     }
 
     #[cfg(not(unix))]

@@ -7,7 +7,8 @@
 //! read or a deadlock: INFO in a crash report, from whichever thread crashed, and a command
 //! re-entered through another module (an `RM_Call` from a keyspace-event handler that
 //! DATESEQ.NEXT's write fired). parking_lot's: it has no poisoning (a panic aborts Redis
-//! anyway), and taking and giving it back costs 4 instructions to std's 20.
+//! anyway), and taking and giving it back costs about 6 instructions to std's about 20
+//! (callgrind, 2026-11-25).
 
 use std::collections::HashMap;
 

@@ -171,17 +171,6 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
     };
     let mut digits = s.config.int(|c| &c.dateseq_digits);
     let (mut count, mut form, mut period, mut sealed) = (None, Form::Integer, Period::Day, false);
-    if args.len() == 2 {
-        // No options, the common call: nothing more to read or check.
-        return Ok(Request {
-            prefix,
-            period,
-            sealed,
-            digits: check_digits(digits)?,
-            count,
-            form,
-        });
-    }
     args.options(|name, args| {
         if form.take(name)? || (counted && crate::seal::take(&mut sealed, name)) {
             return Ok(true);

@@ -23,13 +23,9 @@ struct Request {
 }
 
 impl Request {
-    /// `[COUNT n] [STRING | SQIDS] [SEALED]`; the call without options, the common one, reads
-    /// no argument.
+    /// `[COUNT n] [STRING | SQIDS] [SEALED]`.
     fn parse(mut args: Args, s: &State) -> Result<Request, CommandError> {
         let mut req = Request::default();
-        if args.len() == 1 {
-            return Ok(req);
-        }
         if args.len() > 5 {
             return Err(CommandError::WrongArity);
         }

@@ -43,8 +43,10 @@ fn start(dir: &Path, port: u16, program: &Path, args: &[String]) -> Result<Count
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let child = Command::new("valgrind")
         .arg("--tool=callgrind")
-        .arg("--collect-atstart=yes")
+        // In this order: --toggle-collect turns collection off at the start, whatever came
+        // before it (seen: the counts were serverCron's alone).
         .arg("--toggle-collect=serverCron")
+        .arg("--collect-atstart=yes")
         .arg(format!("--callgrind-out-file={}/out.%p", dir.display()))
         .arg(program)
         .args(args)

@@ -68,6 +68,10 @@ command -v curl >/dev/null || missing+=(curl)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
 command -v prometheus-redis-exporter >/dev/null || missing+=(prometheus-redis-exporter)
+# The docs test runs each shell example in namespaces of its own: unshare (util-linux), and
+# ip and ss (iproute2) for its loopback and to see its servers listen.
+command -v unshare >/dev/null || missing+=(util-linux)
+command -v ip >/dev/null && command -v ss >/dev/null || missing+=(iproute2)
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.
 compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
 # The container tests drive the docker CLI and compose; IDGEN_SKIP_DOCKER=1 skips them.

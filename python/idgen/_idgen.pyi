@@ -62,6 +62,8 @@ class LeasedSnowflake:
     @property
     def lease_until(self) -> Optional[int]:
         """Unix ms until which the lease is certainly alive by this process's clock."""
+    def metrics(self) -> str:
+        """The lease's metrics (idgen_lease_*) in the Prometheus text format."""
     def close(self) -> None:
         """Stops renewing and releases the lease; later calls raise LeaseLost."""
     def __enter__(self) -> "LeasedSnowflake": ...
@@ -94,6 +96,8 @@ class TicketClient:
     @property
     def unused(self) -> Optional[int]:
         """Tickets fetched and not handed out yet."""
+    def metrics(self) -> str:
+        """The client's metrics (idgen_prefetch_*) in the Prometheus text format."""
 
 class Decoded:
     """The fields of a Snowflake ID."""

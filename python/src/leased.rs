@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use idgen_client::metrics::LeaseMetrics;
 use idgen_client::{IssueError, LeaseOptions, LeasedGenerator};
 use pyo3::prelude::*;
 
@@ -26,6 +27,7 @@ pub struct LeasedSnowflake {
     after_fork: AfterFork,
     ids: PerProcess<LeasedGenerator>,
     closed: AtomicBool,
+    metrics: LeaseMetrics,
 }
 
 #[pymethods]
@@ -69,6 +71,7 @@ impl LeasedSnowflake {
             after_fork,
             ids: PerProcess::new(ids),
             closed: AtomicBool::new(false),
+            metrics: LeaseMetrics::new(),
         })
     }
 
@@ -137,6 +140,15 @@ impl LeasedSnowflake {
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
         self.close(py);
         false
+    }
+
+    /// The lease's metrics in the Prometheus text format (`idgen_lease_live`, `_worker_id`,
+    /// `_token`, `_until_ms`, `_renewals_total`, `_failures_total`), for the service to serve
+    /// beside its own.
+    fn metrics(&self) -> String {
+        self.ids
+            .try_read(|ids| Some(self.metrics.render(&ids.stats())))
+            .unwrap_or_default()
     }
 
     fn __repr__(&self) -> String {

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use ticket_server::client::prefetch::{Handle, Prefetch};
+use ticket_server::client::prefetch_metrics::PrefetchMetrics;
 use ticket_server::client::sizing::Sizing;
 use ticket_server::client::{ClientError, RoundRobin};
 
@@ -31,6 +32,7 @@ struct Tickets {
     /// Declared first: dropped (its blocks abandoned) before the runtime it runs on.
     prefetch: Prefetch,
     handle: Mutex<Handle>,
+    metrics: PrefetchMetrics,
     _runtime: tokio::runtime::Runtime,
 }
 
@@ -53,6 +55,7 @@ impl Tickets {
         Ok(Tickets {
             prefetch,
             handle,
+            metrics: PrefetchMetrics::new(),
             _runtime: runtime,
         })
     }
@@ -163,6 +166,15 @@ impl TicketClient {
     #[getter]
     fn unused(&self) -> Option<u64> {
         self.tickets.try_read(|t| Some(t.prefetch.unused()))
+    }
+
+    /// The client's metrics in the Prometheus text format (`idgen_prefetch_block_size`,
+    /// `_unused`, `_refills_total`, `_refill_failures_total`), for the service to serve beside
+    /// its own.
+    fn metrics(&self) -> String {
+        self.tickets
+            .try_read(|t| Some(t.metrics.render(&t.prefetch)))
+            .unwrap_or_default()
     }
 
     fn __repr__(&self) -> String {

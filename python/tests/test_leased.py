@@ -18,6 +18,14 @@ def ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def sample_values(text: str) -> dict:
+    """The samples of a Prometheus text page, by name."""
+    return {
+        name: float(value)
+        for name, value in (line.split() for line in text.splitlines() if line[:1] != "#")
+    }
+
+
 def drain(ids: idgen.LeasedSnowflake, until_raises: float) -> tuple:
     """IDs from next() until it raises (or `until_raises` s pass): (ids, exception, when)."""
     got = []
@@ -52,6 +60,10 @@ def test_ids_increase_under_a_lease_and_carry_its_worker_id(coordinator):
         assert ms() < ids.lease_until <= ms() + TTL_MS
         assert [w for w, *_ in coordinator.leases("svc")] == [worker]
         assert "worker_id=" in repr(ids)
+        metrics = sample_values(ids.metrics())
+        assert metrics["idgen_lease_live"] == 1
+        assert metrics["idgen_lease_worker_id"] == worker
+        assert metrics["idgen_lease_token"] == ids.token
     assert coordinator.leases("svc") == [], "leaving the with block releases the lease"
     with pytest.raises(idgen.LeaseLost, match="closed"):
         ids.next()
@@ -90,6 +102,9 @@ def test_a_killed_coordinator_stops_next_before_the_lease_ends_and_nothing_repea
         got, error, when = drain(ids, TTL_MS / 1000 + 1)
         assert isinstance(error, idgen.LeaseLost), error
         assert when < killed + TTL_MS
+        metrics = sample_values(ids.metrics())
+        assert metrics["idgen_lease_live"] == 0
+        assert metrics["idgen_lease_failures_total"] >= 1, "the failed renewals are counted"
         coordinator.start()  # blank: no persistence, the namespace is gone
         after = next_after_recovery(ids)
         every = before + got + after

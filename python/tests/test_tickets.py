@@ -3,7 +3,7 @@
 import pytest
 
 import idgen
-from test_leased import in_child
+from test_leased import in_child, sample_values
 
 
 def test_tickets_come_from_both_servers_and_survive_one_killed(ticket_pair):
@@ -15,6 +15,10 @@ def test_tickets_come_from_both_servers_and_survive_one_killed(ticket_pair):
     assert {t % 2 for t in first} == {0, 1}, "blocks from both servers"
     assert 500 <= client.block_size <= 5_000
     assert client.refills >= 2, "blocks come by TICKET.RANGE, several tickets each"
+    metrics = sample_values(client.metrics())
+    assert metrics["idgen_prefetch_refills_total"] >= client.refills
+    assert metrics["idgen_prefetch_block_size"] == client.block_size
+    assert metrics["idgen_prefetch_refill_failures_total"] == 0
     odd.kill()
     after = client.next_many(20_000)
     assert all(t % 2 == 0 for t in after[-5_000:]), "only the even server is left"

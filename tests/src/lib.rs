@@ -19,6 +19,7 @@ pub use redis;
 pub mod clock;
 pub mod cluster;
 pub mod containers;
+pub mod docs;
 pub mod partition;
 pub mod ticket;
 

@@ -6,6 +6,7 @@
 
 use std::process::Command;
 
+use idgen_tests::docs::{masked, pages};
 use idgen_tests::{data_dir, workspace_root, Server};
 
 const PROMPT: &str = "127.0.0.1:6379> ";
@@ -48,18 +49,6 @@ fn transcripts(text: &str) -> Vec<Vec<Step>> {
     out
 }
 
-/// Digits and hex letters masked: the shape of a reply that depends on the clock.
-fn masked(lines: &[String]) -> Vec<String> {
-    lines
-        .iter()
-        .map(|l| {
-            l.chars()
-                .map(|c| if c.is_ascii_hexdigit() { '#' } else { c })
-                .collect()
-        })
-        .collect()
-}
-
 fn depends_on_the_clock(command: &str) -> bool {
     let name = command
         .split_whitespace()
@@ -72,13 +61,7 @@ fn depends_on_the_clock(command: &str) -> bool {
 #[test]
 fn every_redis_cli_transcript_in_the_docs_replies_as_shown() {
     let root = workspace_root();
-    let mut pages = vec![root.join("README.md")];
-    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            pages.push(path);
-        }
-    }
+    let pages = pages(root);
     let dir = data_dir("transcripts");
     let key = dir.join("seal.key");
     std::fs::write(&key, format!("{NIST_KEY}\n")).unwrap();

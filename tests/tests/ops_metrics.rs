@@ -5,12 +5,18 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
+use idgen_client::metrics::LeaseMetrics;
+use idgen_client::LeaseStats;
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{
     cmd, data_dir, free_port, lease_worker_binary, workspace_root, KillOnDrop, Server,
 };
+use ticket_server::client::prefetch::Prefetch;
+use ticket_server::client::prefetch_metrics::PrefetchMetrics;
+use ticket_server::client::RoundRobin;
 
 fn spawn(program: &str, args: &[String]) -> KillOnDrop {
     let child = Command::new(program)
@@ -293,20 +299,22 @@ fn docs_operations_names_every_info_field_and_metric_as_it_appears() {
     let _: () = cmd(&["AUTH", "secret"]).query(&mut con).unwrap();
     let _: u64 = cmd(&["TICKET.NEXT", "orders"]).query(&mut con).unwrap();
     let text = curl(&format!("http://127.0.0.1:{metrics_port}/metrics")).expect("metrics");
-    let names: Vec<String> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("# TYPE "))
-        .filter_map(|rest| {
-            let (name, kind) = rest.split_once(' ')?;
-            // Counters are exposed with _total, as the table names them.
-            Some(if kind == "counter" {
-                format!("{name}_total")
-            } else {
-                name.to_string()
-            })
-        })
-        .collect();
+    let mut names = metric_names(&text);
     assert_eq!(names.len(), 8, "{text}");
+
+    // The clients' metrics, as a service holding them renders them.
+    let none = LeaseStats {
+        lease: None,
+        until_ms: None,
+        renewals: 0,
+        failures: 0,
+    };
+    names.extend(metric_names(&LeaseMetrics::new().render(&none)));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = Arc::new(RoundRobin::new(&[ticket.addr()]).unwrap());
+    let prefetch = Prefetch::start(client, "doc", 10, runtime.handle());
+    names.extend(metric_names(&PrefetchMetrics::new().render(&prefetch)));
+    assert_eq!(names.len(), 8 + 6 + 4, "{names:?}");
     let missing: Vec<_> = names
         .iter()
         .filter(|name| !doc.contains(&format!("`{name}")))
@@ -315,4 +323,20 @@ fn docs_operations_names_every_info_field_and_metric_as_it_appears() {
         missing.is_empty(),
         "metrics not in docs/operations.md: {missing:?}"
     );
+}
+
+/// The metrics a Prometheus text page declares, counters with their `_total`, as the docs name
+/// them.
+fn metric_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|rest| {
+            let (name, kind) = rest.split_once(' ')?;
+            Some(if kind == "counter" {
+                format!("{name}_total")
+            } else {
+                name.to_string()
+            })
+        })
+        .collect()
 }

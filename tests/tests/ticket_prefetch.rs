@@ -1,13 +1,15 @@
 //! Prefetch blocks that size themselves, against a real odd/even pair of ticket servers: the
 //! block grows under load and shrinks when the load stops, and a service at 1% of the load a
 //! fixed block was sized for holds (and would lose on restart) at least 10 times fewer tickets.
+//! Its metrics count the blocks it fetched and the fetches that failed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use idgen_tests::data_dir;
 use idgen_tests::ticket::TicketServer;
-use ticket_server::client::prefetch::Prefetch;
+use ticket_server::client::prefetch::{Prefetch, CHUNK};
+use ticket_server::client::prefetch_metrics::PrefetchMetrics;
 use ticket_server::client::sizing::Sizing;
 use ticket_server::client::RoundRobin;
 
@@ -105,4 +107,49 @@ fn a_quiet_service_holds_ten_times_fewer_tickets_than_a_fixed_block() {
         held[0],
         held[1]
     );
+}
+
+/// The value of the sample `name` in Prometheus text.
+fn sample(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no sample {name} in\n{text}"))
+}
+
+#[test]
+fn the_prefetch_metrics_count_blocks_and_the_fetches_that_failed() {
+    let dir = data_dir("prefetch-metrics");
+    let (mut odd, mut even) = TicketServer::odd_and_even(&dir, &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()]).unwrap());
+    let pool = Prefetch::start(client, "metered", 1000, runtime.handle());
+    let metrics = PrefetchMetrics::new();
+    let mut handle = pool.handle();
+    for _ in 0..20_000 {
+        handle.ticket().unwrap();
+    }
+    let text = metrics.render(&pool);
+    assert_eq!(sample(&text, "idgen_prefetch_block_size"), 1000);
+    let refills = sample(&text, "idgen_prefetch_refills_total");
+    assert!(
+        refills >= 20,
+        "20,000 tickets in blocks of 1,000, {refills} refills:\n{text}"
+    );
+    assert_eq!(sample(&text, "idgen_prefetch_refill_failures_total"), 0);
+    assert!(sample(&text, "idgen_prefetch_unused") <= 2 * 1000 + CHUNK);
+
+    // Every server gone: the client runs dry and counts its failed fetches.
+    odd.kill9();
+    even.kill9();
+    let started = Instant::now();
+    while handle.ticket().is_ok() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "tickets without servers"
+        );
+    }
+    let text = metrics.render(&pool);
+    let failures = sample(&text, "idgen_prefetch_refill_failures_total");
+    assert!(failures >= 1, "no failed fetch counted:\n{text}");
+    assert!(sample(&text, "idgen_prefetch_refills_total") >= refills);
 }

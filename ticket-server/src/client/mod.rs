@@ -7,6 +7,7 @@
 mod error;
 pub mod ping;
 pub mod prefetch;
+pub mod prefetch_metrics;
 pub mod sizing;
 
 pub use error::ClientError;

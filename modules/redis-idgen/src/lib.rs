@@ -40,6 +40,7 @@ mod callers;
 mod cluster;
 mod config;
 mod dateseq;
+mod deferred;
 mod digits;
 mod error;
 mod eviction;
@@ -68,6 +69,7 @@ use redis_module_macros::{
 };
 
 use crate::config::Effect;
+use crate::deferred::Event;
 use crate::error::{CommandError, LoadError};
 use crate::ffi::module::Command;
 use crate::state::{Module, State};
@@ -168,18 +170,14 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
 /// A live setting changed (CONFIG SET, or redis.conf while loading, before there is a module
 /// to change).
 fn setting_changed(effect: Effect) {
-    if let Some(mut state) = MODULE.get().and_then(|m| entered(m, "a setting's change")) {
-        if let Err(why) = state.apply(effect) {
-            ffi::log("warning", &format!("idgen: {why}"));
-        }
-    }
+    raise(Event::Setting(effect));
 }
 
 #[role_changed_event_handler]
 fn role_changed(_: &Context, role: ServerRole) {
-    if let Some(mut state) = MODULE.get().and_then(|m| entered(m, "a role change")) {
-        state.set_role(role == ServerRole::Replica);
-    }
+    raise(Event::Role {
+        replica: role == ServerRole::Replica,
+    });
 }
 
 #[config_changed_event_handler]
@@ -194,10 +192,12 @@ fn config_changed(ctx: &Context, names: &[&str]) {
     // Asked before the state is locked: Redis answers CONFIG GET without calling the module.
     let policy = eviction::read_policy(ctx);
     let accepted = module.config.flag(|c| &c.accept_eviction);
-    let Some(mut state) = entered(module, "a maxmemory-policy change") else {
-        return;
-    };
-    if let Some(warning) = state.eviction.follow(policy, accepted) {
+    raise(Event::Policy { policy, accepted });
+}
+
+/// Has the state follow `event`, now or (raised from inside a command) on the next call.
+fn raise(event: Event) {
+    if let Some(warning) = MODULE.get().and_then(|m| m.raise(event)) {
         ffi::log("warning", &warning);
     }
 }
@@ -247,8 +247,9 @@ fn announce_every(ctx: &Context) {
     );
 }
 
-/// The state for an event; `None`, with a warning naming `what` was skipped, when a command of
-/// this module is running on the same thread (the event was raised from inside it).
+/// The state for an event that the next one of its kind makes good (a claim heard, an
+/// announcement); `None`, with a warning naming `what` was skipped, when a command of this
+/// module is running on the same thread (the event was raised from inside it).
 fn entered<'m>(module: &'m Module, what: &str) -> Option<parking_lot::MutexGuard<'m, State>> {
     let state = module.enter();
     if state.is_none() {

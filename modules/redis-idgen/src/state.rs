@@ -22,6 +22,7 @@ use rand::SeedableRng;
 use crate::callers::Callers;
 use crate::cluster::Watch;
 use crate::config::{Config, Effect};
+use crate::deferred::{Deferred, Event};
 use crate::error::{CommandError, LoadError};
 use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
@@ -32,6 +33,8 @@ pub struct Module {
     /// Every `idgen.*` value; lives as long as the process.
     pub config: &'static Config,
     state: Mutex<State>,
+    /// Events that came while the state was taken.
+    deferred: Deferred,
 }
 
 impl Module {
@@ -40,13 +43,45 @@ impl Module {
         Module {
             config: state.config,
             state: Mutex::new(state),
+            deferred: Deferred::default(),
         }
     }
 
-    /// The state, for one command, event or INFO; `None`, without waiting, while another call
-    /// holds it (see the module's documentation above).
+    /// The state, for one command, event or INFO, with the events that came while it was taken
+    /// applied first; `None`, without waiting, while another call holds it (see the module's
+    /// documentation above).
+    #[inline]
     pub fn enter(&self) -> Option<MutexGuard<'_, State>> {
-        self.state.try_lock()
+        let mut state = self.state.try_lock()?;
+        if self.deferred.waiting() {
+            self.catch_up(&mut state);
+        }
+        Some(state)
+    }
+
+    /// Applies the events that came while the state was taken.
+    #[cold]
+    fn catch_up(&self, state: &mut State) {
+        for event in self.deferred.take() {
+            if let Some(warning) = state.follow(event) {
+                crate::ffi::log("warning", &warning);
+            }
+        }
+    }
+
+    /// Has the state follow `event`: now, or when it is next entered if a command holds it
+    /// (the event came from inside that command). Returns a line for the log, if any.
+    pub fn raise(&self, event: Event) -> Option<String> {
+        match self.enter() {
+            Some(mut state) => state.follow(event),
+            None => {
+                let line = format!(
+                    "idgen: {event:?} came from inside one of idgen's commands; applied on the next call"
+                );
+                self.deferred.push(event);
+                Some(line)
+            }
+        }
     }
 }
 
@@ -173,6 +208,18 @@ impl State {
         Ok(())
     }
 
+    /// Follows `event`; a line for the log, if any.
+    pub fn follow(&mut self, event: Event) -> Option<String> {
+        match event {
+            Event::Role { replica } => {
+                self.set_role(replica);
+                None
+            }
+            Event::Setting(effect) => self.apply(effect).err().map(|why| format!("idgen: {why}")),
+            Event::Policy { policy, accepted } => self.eviction.follow(policy, accepted),
+        }
+    }
+
     /// This server became a replica, or a primary: a promotion starts a new DATESEQ term (see
     /// `idgen_core::dateseq::fence`) and fences lease grants for a horizon.
     pub fn set_role(&mut self, replica: bool) {
@@ -235,6 +282,30 @@ mod tests {
             eviction: Eviction::default(),
         };
         State::new(config, parts).unwrap()
+    }
+
+    #[test]
+    fn a_role_change_raised_inside_a_command_is_applied_before_the_next_call_reads_the_role() {
+        let config: &'static Config = Box::leak(Box::new(Config::with_defaults()));
+        let module = Module::new(state(config));
+        let command = module.enter().expect("the state is free");
+        // REPLICAOF through another module's RM_Call, from inside the command.
+        let said = module.raise(Event::Role { replica: true });
+        assert!(
+            said.is_some_and(|l| l.contains("next call")),
+            "the log says so"
+        );
+        assert!(!command.replica, "the running command started as a primary");
+        drop(command);
+        assert!(
+            module.enter().unwrap().replica,
+            "the next call refuses as a replica"
+        );
+        assert_eq!(module.raise(Event::Role { replica: false }), None);
+        assert!(
+            !module.enter().unwrap().replica,
+            "applied once: a promotion is not undone"
+        );
     }
 
     #[test]

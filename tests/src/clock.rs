@@ -45,16 +45,5 @@ impl ClockShift {
 /// The compiled shim, built once per test process from this checkout's source.
 fn shim() -> &'static Path {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        let source = workspace_root().join("tests/clockshift/clockshift.c");
-        let out = std::env::temp_dir().join(format!("idgen-clockshift-{}.so", std::process::id()));
-        let status = Command::new("cc")
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(&out)
-            .arg(&source)
-            .status()
-            .expect("run cc (apt-get install gcc)");
-        assert!(status.success(), "cc could not build {}", source.display());
-        out
-    })
+    SHIM.get_or_init(|| crate::compiled("clockshift/clockshift.c"))
 }

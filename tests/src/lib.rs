@@ -23,6 +23,30 @@ pub mod docs;
 pub mod partition;
 pub mod ticket;
 
+/// `tests/<source>` (C) built into a shared library, once per test process, from this
+/// checkout's source.
+pub fn compiled(source: &str) -> PathBuf {
+    let source = workspace_root().join("tests").join(source);
+    let stem = source.file_stem().and_then(|s| s.to_str()).unwrap_or("lib");
+    let out = std::env::temp_dir().join(format!("idgen-{stem}-{}.so", std::process::id()));
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .expect("run cc (apt-get install gcc)");
+    assert!(status.success(), "cc could not build {}", source.display());
+    out
+}
+
+/// A second module for the tests (tests/demoter/demoter.c): loaded with `host port`, it runs
+/// `REPLICAOF host port` through `RM_Call` when a string key named `{demote}...` changes, from
+/// inside the command that changed it.
+pub fn demoter() -> &'static Path {
+    static DEMOTER: OnceLock<PathBuf> = OnceLock::new();
+    DEMOTER.get_or_init(|| compiled("demoter/demoter.c"))
+}
+
 /// Path of the module to load.
 pub fn module_path() -> PathBuf {
     release_artifact(

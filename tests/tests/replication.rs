@@ -1,7 +1,7 @@
 //! A replica of a primary with the module: DATESEQ keys arrive as explicit writes, and
 //! SNOWFLAKE.NEXT is refused while the server is a replica.
 
-use idgen_tests::{cmd, error_of, Server};
+use idgen_tests::{cmd, demoter, error_of, Options, Server};
 
 #[test]
 fn replica_holds_the_primarys_dateseq_keys_and_refuses_snowflake() {
@@ -57,5 +57,39 @@ fn replica_holds_the_primarys_dateseq_keys_and_refuses_snowflake() {
         next,
         last["order"] + 10_000 + 1,
         "the promoted replica carries on the counter after the default failover gap"
+    );
+}
+
+/// A node demoted from inside one of the module's own commands: another module (the test's
+/// demoter) runs REPLICAOF from the keyspace event that DATESEQ.NEXT's write fires, while
+/// DATESEQ.NEXT holds the module's state. The role change must still reach the module: the next
+/// SNOWFLAKE.NEXT is refused, not issued beside the new primary's IDs.
+#[test]
+fn a_node_demoted_from_inside_a_command_refuses_snowflake_on_the_next_call() {
+    let primary = Server::start(&["worker-id", "3"]);
+    let port = primary.port.to_string();
+    let demoter = demoter().display().to_string();
+    let node = Server::start_with(Options::module(&["worker-id", "3"]).server(&[
+        "--loadmodule",
+        &demoter,
+        "127.0.0.1",
+        &port,
+    ]));
+    let mut n = node.connection();
+    let _: u64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut n).unwrap();
+    let _: i64 = cmd(&["DATESEQ.NEXT", "demote"]).query(&mut n).unwrap();
+    let role: Vec<redis::Value> = cmd(&["ROLE"]).query(&mut n).unwrap();
+    assert_eq!(
+        role.first(),
+        Some(&redis::Value::BulkString(b"slave".to_vec())),
+        "the demoter ran REPLICAOF"
+    );
+    let refused = error_of(&mut n, &cmd(&["SNOWFLAKE.NEXT"]));
+    assert!(refused.contains("replica"), "{refused}");
+    assert!(
+        node.log()
+            .contains("the change to replica came from inside one of idgen's commands"),
+        "{}",
+        node.log()
     );
 }

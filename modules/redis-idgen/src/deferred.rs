@@ -7,6 +7,7 @@
 //! the same ones. So the event waits here, and whatever enters the state next (a command, an
 //! event, INFO) applies it first, before it reads anything.
 
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
@@ -22,6 +23,17 @@ pub enum Event {
     Setting(Effect),
     /// `maxmemory-policy` changed to `policy`; `accepted` is `idgen.accept-eviction`.
     Policy { policy: String, accepted: bool },
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Role { replica: true } => f.write_str("the change to replica"),
+            Event::Role { replica: false } => f.write_str("the change to primary"),
+            Event::Setting(effect) => write!(f, "a setting's change ({effect:?})"),
+            Event::Policy { policy, .. } => write!(f, "maxmemory-policy {policy}"),
+        }
+    }
 }
 
 /// The events waiting for the state, in the order they came.

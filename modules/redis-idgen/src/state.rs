@@ -76,7 +76,7 @@ impl Module {
             Some(mut state) => state.follow(event),
             None => {
                 let line = format!(
-                    "idgen: {event:?} came from inside one of idgen's commands; applied on the next call"
+                    "idgen: {event} came from inside one of idgen's commands; applied on the next call"
                 );
                 self.deferred.push(event);
                 Some(line)

@@ -4,10 +4,7 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
-
-use crate::workspace_root;
 
 /// A clock offset that servers started with [`ClockShift::env`] follow, changed at any time.
 pub struct ClockShift {

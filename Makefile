@@ -24,9 +24,10 @@ demo: build
 SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DOCKER=$$IDGEN_SKIP_DOCKER: the container tests are SKIPPED ***"; fi
 
 # The module's suites (every test file but those of the ticket server, the containers, the
-# operations tools and the docs' shell examples, which name redis-server), run a second time on Valkey when valkey-server is installed. --workspace
-# resolves features as the first run did, so the rerun builds nothing (with -p idgen-tests it
-# rebuilt 61 crates and relinked every suite: 6 GB more of target/, minutes more of CI).
+# operations tools and the docs' shell examples, which name redis-server), run a second time on
+# Valkey when valkey-server is installed. --workspace resolves features as the first run did, so
+# the rerun builds nothing (with -p idgen-tests it rebuilt 61 crates and relinked every suite:
+# 6 GB more of target/, minutes more of CI).
 MODULE_SUITES = $(filter-out containers ticket_% ops_% python_clients docs_shell,\
 	$(basename $(notdir $(wildcard tests/tests/*.rs))))
 VALKEY_NOTE = echo "*** valkey-server is not installed: the module's suites ran on Redis only ***"

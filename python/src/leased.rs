@@ -27,7 +27,6 @@ pub struct LeasedSnowflake {
     after_fork: AfterFork,
     ids: PerProcess<LeasedGenerator>,
     closed: AtomicBool,
-    metrics: LeaseMetrics,
 }
 
 #[pymethods]
@@ -71,7 +70,6 @@ impl LeasedSnowflake {
             after_fork,
             ids: PerProcess::new(ids),
             closed: AtomicBool::new(false),
-            metrics: LeaseMetrics::new(),
         })
     }
 
@@ -146,8 +144,9 @@ impl LeasedSnowflake {
     /// `_token`, `_until_ms`, `_renewals_total`, `_failures_total`), for the service to serve
     /// beside its own.
     fn metrics(&self) -> String {
+        // Made afresh from this process's lease: a forked child's counts are its own.
         self.ids
-            .try_read(|ids| Some(self.metrics.render(&ids.stats())))
+            .try_read(|ids| Some(LeaseMetrics::new().render(&ids.stats())))
             .unwrap_or_default()
     }
 

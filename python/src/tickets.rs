@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use ticket_server::client::prefetch::{Handle, Prefetch};
-use ticket_server::client::prefetch_metrics::PrefetchMetrics;
+use ticket_server::client::prefetch_metrics;
 use ticket_server::client::sizing::Sizing;
 use ticket_server::client::{ClientError, RoundRobin};
 
@@ -32,7 +32,6 @@ struct Tickets {
     /// Declared first: dropped (its blocks abandoned) before the runtime it runs on.
     prefetch: Prefetch,
     handle: Mutex<Handle>,
-    metrics: PrefetchMetrics,
     _runtime: tokio::runtime::Runtime,
 }
 
@@ -55,7 +54,6 @@ impl Tickets {
         Ok(Tickets {
             prefetch,
             handle,
-            metrics: PrefetchMetrics::new(),
             _runtime: runtime,
         })
     }
@@ -173,7 +171,7 @@ impl TicketClient {
     /// its own.
     fn metrics(&self) -> String {
         self.tickets
-            .try_read(|t| Some(t.metrics.render(&t.prefetch)))
+            .try_read(|t| Some(prefetch_metrics::render(&t.prefetch)))
             .unwrap_or_default()
     }
 

@@ -1,5 +1,5 @@
-//! What the documentation tests share: the pages they read, and the mask for replies that
-//! depend on the clock.
+//! What the documentation tests share: the pages they read, which replies depend on the clock,
+//! and the mask they are compared through.
 
 use std::path::{Path, PathBuf};
 
@@ -26,4 +26,19 @@ pub fn masked(lines: &[String]) -> Vec<String> {
                 .collect()
         })
         .collect()
+}
+
+/// Whether `command` (a redis-cli command, or a shell line running one) calls a module command
+/// whose reply depends on the clock.
+pub fn depends_on_the_clock(command: &str) -> bool {
+    const CLOCKED: [&str; 5] = [
+        "SNOWFLAKE.NEXT",
+        "UUID7.NEXT",
+        "ULID.NEXT",
+        "DATESEQ.NEXT",
+        "DATESEQ.CURRENT",
+    ];
+    command
+        .split_whitespace()
+        .any(|word| CLOCKED.iter().any(|c| word.eq_ignore_ascii_case(c)))
 }

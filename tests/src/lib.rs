@@ -47,6 +47,13 @@ pub fn demoter() -> &'static Path {
     DEMOTER.get_or_init(|| compiled("demoter/demoter.c"))
 }
 
+/// The value of the sample `name` (no labels) in a page of Prometheus text.
+pub fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
+
 /// Path of the module to load.
 pub fn module_path() -> PathBuf {
     release_artifact(

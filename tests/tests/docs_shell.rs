@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use idgen_tests::docs::{masked, pages};
+use idgen_tests::docs::{depends_on_the_clock, masked, pages};
 use idgen_tests::{data_dir, module_path, workspace_root};
 
 /// A block that has not finished in this long has hung (a server started without `&`).
@@ -145,19 +145,6 @@ fn background(command: &str) -> Option<String> {
     let bare = uncommented(command);
     let body = bare.strip_suffix('&')?;
     Some(body.to_string()).filter(|b| !b.ends_with('&'))
-}
-
-fn depends_on_the_clock(command: &str) -> bool {
-    let upper = command.to_uppercase();
-    [
-        "SNOWFLAKE.NEXT",
-        "UUID7.NEXT",
-        "ULID.NEXT",
-        "DATESEQ.NEXT",
-        "DATESEQ.CURRENT",
-    ]
-    .iter()
-    .any(|c| upper.contains(c))
 }
 
 /// The bash script that runs a block inside its namespaces. The checkout is seen at /mnt, where

@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use idgen_tests::docs::{masked, pages};
+use idgen_tests::docs::{depends_on_the_clock, masked, pages};
 use idgen_tests::{data_dir, workspace_root, Server};
 
 const PROMPT: &str = "127.0.0.1:6379> ";
@@ -47,15 +47,6 @@ fn transcripts(text: &str) -> Vec<Vec<Step>> {
         }
     }
     out
-}
-
-fn depends_on_the_clock(command: &str) -> bool {
-    let name = command
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_uppercase();
-    name.ends_with(".NEXT") || name == "DATESEQ.CURRENT"
 }
 
 #[test]

@@ -12,10 +12,10 @@ use idgen_client::metrics::LeaseMetrics;
 use idgen_client::LeaseStats;
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{
-    cmd, data_dir, free_port, lease_worker_binary, workspace_root, KillOnDrop, Server,
+    cmd, data_dir, free_port, lease_worker_binary, sample, workspace_root, KillOnDrop, Server,
 };
 use ticket_server::client::prefetch::Prefetch;
-use ticket_server::client::prefetch_metrics::PrefetchMetrics;
+use ticket_server::client::prefetch_metrics;
 use ticket_server::client::RoundRobin;
 
 fn spawn(program: &str, args: &[String]) -> KillOnDrop {
@@ -50,12 +50,6 @@ fn wait_for<T>(within: Duration, what: &str, mut check: impl FnMut() -> Option<T
 }
 
 /// The value of the sample `name` (with its labels, as written) in a text exposition.
-fn sample(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|value| value.trim().parse().ok())
-}
-
 fn ticket_server_with_metrics(dir: &Path, metrics_port: u16) -> TicketServer {
     let listen = format!("127.0.0.1:{metrics_port}");
     TicketServer::start(
@@ -313,7 +307,7 @@ fn docs_operations_names_every_info_field_and_metric_as_it_appears() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = Arc::new(RoundRobin::new(&[ticket.addr()]).unwrap());
     let prefetch = Prefetch::start(client, "doc", 10, runtime.handle());
-    names.extend(metric_names(&PrefetchMetrics::new().render(&prefetch)));
+    names.extend(metric_names(&prefetch_metrics::render(&prefetch)));
     assert_eq!(names.len(), 8 + 6 + 4, "{names:?}");
     let missing: Vec<_> = names
         .iter()

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use idgen_tests::data_dir;
 use idgen_tests::ticket::TicketServer;
+use idgen_tests::{data_dir, sample};
 use ticket_server::client::prefetch::{Prefetch, CHUNK};
-use ticket_server::client::prefetch_metrics::PrefetchMetrics;
+use ticket_server::client::prefetch_metrics;
 use ticket_server::client::sizing::Sizing;
 use ticket_server::client::RoundRobin;
 
@@ -109,13 +109,6 @@ fn a_quiet_service_holds_ten_times_fewer_tickets_than_a_fixed_block() {
     );
 }
 
-/// The value of the sample `name` in Prometheus text.
-fn sample(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("no sample {name} in\n{text}"))
-}
-
 #[test]
 fn the_prefetch_metrics_count_blocks_and_the_fetches_that_failed() {
     let dir = data_dir("prefetch-metrics");
@@ -123,20 +116,23 @@ fn the_prefetch_metrics_count_blocks_and_the_fetches_that_failed() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = Arc::new(RoundRobin::new(&[odd.addr(), even.addr()]).unwrap());
     let pool = Prefetch::start(client, "metered", 1000, runtime.handle());
-    let metrics = PrefetchMetrics::new();
     let mut handle = pool.handle();
     for _ in 0..20_000 {
         handle.ticket().unwrap();
     }
-    let text = metrics.render(&pool);
-    assert_eq!(sample(&text, "idgen_prefetch_block_size"), 1000);
-    let refills = sample(&text, "idgen_prefetch_refills_total");
+    let text = prefetch_metrics::render(&pool);
+    assert_eq!(sample(&text, "idgen_prefetch_block_size"), Some(1000.0));
+    let refills = sample(&text, "idgen_prefetch_refills_total").unwrap_or(0.0);
     assert!(
-        refills >= 20,
+        refills >= 20.0,
         "20,000 tickets in blocks of 1,000, {refills} refills:\n{text}"
     );
-    assert_eq!(sample(&text, "idgen_prefetch_refill_failures_total"), 0);
-    assert!(sample(&text, "idgen_prefetch_unused") <= 2 * 1000 + CHUNK);
+    assert_eq!(
+        sample(&text, "idgen_prefetch_refill_failures_total"),
+        Some(0.0)
+    );
+    let unused = sample(&text, "idgen_prefetch_unused").unwrap_or(f64::MAX);
+    assert!(unused <= (2 * 1000 + CHUNK) as f64, "{text}");
 
     // Every server gone: the client runs dry and counts its failed fetches.
     odd.kill9();
@@ -148,8 +144,8 @@ fn the_prefetch_metrics_count_blocks_and_the_fetches_that_failed() {
             "tickets without servers"
         );
     }
-    let text = metrics.render(&pool);
-    let failures = sample(&text, "idgen_prefetch_refill_failures_total");
-    assert!(failures >= 1, "no failed fetch counted:\n{text}");
-    assert!(sample(&text, "idgen_prefetch_refills_total") >= refills);
+    let text = prefetch_metrics::render(&pool);
+    let failures = sample(&text, "idgen_prefetch_refill_failures_total").unwrap_or(0.0);
+    assert!(failures >= 1.0, "no failed fetch counted:\n{text}");
+    assert!(sample(&text, "idgen_prefetch_refills_total") >= Some(refills));
 }

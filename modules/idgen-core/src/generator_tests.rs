@@ -353,3 +353,46 @@ fn a_clock_that_jumps_past_the_ceiling_lags_instead_of_refusing() {
     let after = g.next_id().unwrap();
     assert_eq!(g.decode(after).unix_ms, NOW + 10_000, "back on the clock");
 }
+
+#[test]
+fn ticks_count_from_any_epoch_and_stop_at_zero_before_it() {
+    // The epoch may lie before 1970; the clock may step back past the epoch.
+    let settings = |epoch_ms| Settings {
+        epoch_ms,
+        ..twitter()
+    };
+    let (mut g, clock) = generator(settings(-5_000));
+    assert_eq!(g.next_id().unwrap() >> 22, (NOW + 5_000) as u64);
+    clock.set(-6_000);
+    g.set_max_drift_ms(u64::MAX / 2);
+    let behind = g.next_id().unwrap();
+    assert_eq!(
+        behind >> 22,
+        (NOW + 5_000) as u64,
+        "a clock before the epoch reads as tick 0"
+    );
+    assert_eq!(g.drift_ms(), (NOW + 5_000) as u64);
+
+    // A gap wider than i64 holds: exact (past the time field), not wrapped to before the epoch.
+    clock.set(i64::MAX);
+    assert_eq!(g.next_id(), Err(GenerateError::TimeExhausted));
+}
+
+#[test]
+fn a_tick_longer_than_a_ms_divides_the_clock() {
+    let (mut g, clock) = generator(Settings {
+        layout: Layout::sonyflake(),
+        epoch_ms: NOW - 1_000,
+        worker_id: 3,
+        ..Settings::default()
+    });
+    let a = g.next_id().unwrap();
+    clock.advance(9);
+    let b = g.next_id().unwrap();
+    clock.advance(1);
+    let c = g.next_id().unwrap();
+    let tick = |id: u64| g.decode(id).unix_ms;
+    assert_eq!(tick(a), NOW);
+    assert_eq!(tick(b), NOW, "9 ms later is still the same 10 ms tick");
+    assert_eq!(tick(c), NOW + 10);
+}

@@ -94,10 +94,18 @@ impl Reservation {
     /// Why IDs must not be issued now, even below the reservation, if they must not: while
     /// the file cannot be written, a clock past the reservation is not waited out by issuing
     /// IDs that lag it (the reservation is not coming), but refused, saying why.
+    #[inline]
     pub fn refusal(&self) -> Option<String> {
-        if !self.shared.failing.load(Ordering::Acquire)
-            || SystemClock.now_ms() < self.durable_until()
-        {
+        if !self.shared.failing.load(Ordering::Acquire) {
+            return None;
+        }
+        self.refusal_while_failing()
+    }
+
+    /// [`Reservation::refusal`] once writes fail: out of the path every ID takes.
+    #[cold]
+    fn refusal_while_failing(&self) -> Option<String> {
+        if SystemClock.now_ms() < self.durable_until() {
             return None;
         }
         self.failure()

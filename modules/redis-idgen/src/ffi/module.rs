@@ -24,12 +24,13 @@ pub fn dispatch(
     argc: c_int,
     handler: impl FnOnce(&Ctx, Args) -> Result<(), CommandError>,
 ) -> c_int {
-    let argv = if argv.is_null() || argc <= 0 {
-        &[][..]
-    } else {
-        // SAFETY: Redis calls a command with `argc` live arguments at `argv`, valid and
-        // unchanged until the command returns; the slice does not escape this call.
+    let argv = if argc > 0 {
+        // SAFETY: Redis calls a command with `argc` (the name and its arguments) live
+        // arguments at `argv`, never null, valid and unchanged until the command returns; the
+        // slice does not escape this call.
         unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    } else {
+        &[][..]
     };
     // SAFETY: Redis's live context for this call; the Ctx does not escape it.
     let ctx = unsafe { Ctx::new(ctx) };

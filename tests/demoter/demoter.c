@@ -2,7 +2,8 @@
  * demote writes "{demote}:yyyyMMdd"), it runs
  * REPLICAOF <host> <port> (its load arguments) through RM_Call, from inside the command that
  * changed the key. That is how a role change can reach idgen while one of its own commands
- * holds its state (DATESEQ.NEXT fires the keyspace event).
+ * holds its state (DATESEQ.NEXT fires the keyspace event). When a key named "{reenter}..."
+ * changes, it calls SNOWFLAKE.NEXT the same way, re-entering idgen, and logs the reply.
  *
  * The few API entries it needs are declared here rather than taken from redismodule.h, which
  * no Debian package installs. */
@@ -23,6 +24,7 @@ static RedisModuleCallReply *(*Call)(RedisModuleCtx *, const char *, const char 
 static void (*FreeCallReply)(RedisModuleCallReply *);
 static const char *(*StringPtrLen)(const RedisModuleString *, size_t *);
 static void (*Log)(RedisModuleCtx *, const char *, const char *, ...);
+static const char *(*CallReplyStringPtr)(RedisModuleCallReply *, size_t *);
 
 static char host[64], port[16];
 
@@ -34,6 +36,13 @@ static int on_string_event(RedisModuleCtx *ctx, int type, const char *event, Red
     if (len >= 8 && memcmp(name, "{demote}", 8) == 0) {
         RedisModuleCallReply *reply = Call(ctx, "REPLICAOF", "cc", host, port);
         Log(ctx, "warning", "REPLICAOF %s %s: %s", host, port, reply ? "ok" : "refused");
+        if (reply) FreeCallReply(reply);
+    } else if (len >= 9 && memcmp(name, "{reenter}", 9) == 0) {
+        RedisModuleCallReply *reply = Call(ctx, "SNOWFLAKE.NEXT", "");
+        size_t n = 0;
+        const char *text = reply ? CallReplyStringPtr(reply, &n) : NULL;
+        Log(ctx, "warning", "SNOWFLAKE.NEXT from inside DATESEQ.NEXT: %.*s", (int)n,
+            text ? text : "(no reply)");
         if (reply) FreeCallReply(reply);
     }
     return 0;
@@ -53,6 +62,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         GetApi("RedisModule_SubscribeToKeyspaceEvents", &SubscribeToKeyspaceEvents) ||
         GetApi("RedisModule_Call", &Call) || GetApi("RedisModule_FreeCallReply", &FreeCallReply) ||
         GetApi("RedisModule_StringPtrLen", &StringPtrLen) || GetApi("RedisModule_Log", &Log) ||
+        GetApi("RedisModule_CallReplyStringPtr", &CallReplyStringPtr) ||
         argc != 2)
         return 1;
     SetModuleAttribs(ctx, "demoter", 1, 1);

@@ -93,3 +93,31 @@ fn a_node_demoted_from_inside_a_command_refuses_snowflake_on_the_next_call() {
         node.log()
     );
 }
+
+/// A command of the module re-entered from inside another: the demoter calls SNOWFLAKE.NEXT
+/// from the keyspace event that DATESEQ.NEXT's write fires, while DATESEQ.NEXT holds the state.
+/// The inner call is refused with an error (the state's lock is only tried), not run on state
+/// that the outer call is changing, and not a hang; the outer call completes.
+#[test]
+fn a_command_re_entered_from_inside_another_is_refused_and_the_outer_call_completes() {
+    let demoter = demoter().display().to_string();
+    let node = Server::start_with(Options::module(&["worker-id", "3"]).server(&[
+        "--loadmodule",
+        &demoter,
+        "127.0.0.1",
+        "1",
+    ]));
+    let mut n = node.connection();
+    let value: i64 = cmd(&["DATESEQ.NEXT", "reenter"]).query(&mut n).unwrap();
+    assert!(value > 0, "{value}");
+    let log = node.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("SNOWFLAKE.NEXT from inside DATESEQ.NEXT"))
+        .unwrap_or_else(|| panic!("the demoter did not call:\n{log}"));
+    assert!(
+        line.contains("called from inside one of its own commands"),
+        "{line}"
+    );
+    let _: u64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut n).unwrap();
+}

@@ -86,7 +86,7 @@ macro_rules! command {
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::os::raw::c_int,
         ) -> std::os::raw::c_int {
-            ffi::module::dispatch(ctx, argv, argc, |ctx, args| {
+            ffi::module::dispatch(ctx, argv, argc, |ctx, argv| {
                 // Matched rather than `ok_or(error)`, which builds the error (and drops it) on
                 // every call.
                 let Some(module) = MODULE.get() else {
@@ -95,7 +95,9 @@ macro_rules! command {
                 let Some(mut state) = module.enter() else {
                     return Err(CommandError::Busy);
                 };
-                $handler(ctx, args, &mut state)
+                // The arguments laid out only now, past the state's lock: SNOWFLAKE.NEXT's plain
+                // call never reads them from memory (callgrind: 5 instructions a call).
+                $handler(ctx, crate::args::Args::new(argv), &mut state)
             })
         }
         Some(call as unsafe extern "C" fn(_, _, _) -> _)
@@ -250,7 +252,7 @@ fn announce_every(ctx: &Context) {
 /// The state for an event that the next one of its kind makes good (a claim heard, an
 /// announcement); `None`, with a warning naming `what` was skipped, when a command of this
 /// module is running on the same thread (the event was raised from inside it).
-fn entered<'m>(module: &'m Module, what: &str) -> Option<parking_lot::MutexGuard<'m, State>> {
+fn entered<'m>(module: &'m Module, what: &str) -> Option<try_lock::Locked<'m, State>> {
     let state = module.enter();
     if state.is_none() {
         ffi::log(

@@ -1,6 +1,7 @@
-//! A command's reply, through redis-module's reply functions (`redis_module::raw::reply_with_*`):
-//! one RESP call each, with no `RedisValue` built on the hot path. Each returns `Ok` (Redis
-//! accepts every reply); they return a `Result` so that a handler can end with one.
+//! A command's reply, through redis-module's reply functions (`redis_module::raw::reply_with_*`),
+//! but for the integer reply, which calls the API entry itself (`Ctx::reply_i64`): one RESP call
+//! each, with no `RedisValue` built on the hot path. Each returns `Ok` (Redis accepts every
+//! reply); they return a `Result` so that a handler can end with one.
 
 use std::os::raw::c_char;
 

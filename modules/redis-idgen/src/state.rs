@@ -1,23 +1,25 @@
 //! The module as a value: made once at load, then handed to every command, event and INFO.
 //!
-//! Everything a command changes lives in one [`State`] behind one mutex, so a call takes one
+//! Everything a command changes lives in one [`State`] behind one lock, so a call takes one
 //! lock, and never waits for it: Redis runs commands, events, timers and configuration
-//! callbacks one at a time on its main thread. The mutex makes the state `Sync` without
+//! callbacks one at a time on its main thread. The lock makes the state `Sync` without
 //! `unsafe`, and turns the two ways it could be reached twice into a refusal instead of a torn
-//! read or a deadlock: INFO in a crash report, from whichever thread crashed, and a command
-//! re-entered through another module (an `RM_Call` from a keyspace-event handler that
-//! DATESEQ.NEXT's write fired). parking_lot's: it has no poisoning (a panic aborts Redis
-//! anyway), and taking and giving it back costs about 6 instructions to std's about 20
-//! (callgrind, 2026-11-25).
+//! read or a deadlock: INFO in a crash report, from whichever thread crashed (while the main
+//! thread may still be inside a command), and a command re-entered through another module (an
+//! `RM_Call` from a keyspace-event handler that DATESEQ.NEXT's write fired). try-lock's
+//! `TryLock`, as the lock is only ever tried: taking it is one atomic swap and giving it back one
+//! release store (a plain store on x86). parking_lot's mutex, which must look for waiters when
+//! it unlocks, cost two locked compare-exchanges and 11 instructions a call (callgrind,
+//! 2026-11-26).
 
 use std::collections::HashMap;
 
 use idgen_core::dateseq::{DayCache, Fence};
 use idgen_core::lease::Seen;
 use idgen_core::{Claim, Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
-use parking_lot::{Mutex, MutexGuard};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
+use try_lock::{Locked, TryLock};
 
 use crate::callers::Callers;
 use crate::cluster::Watch;
@@ -32,7 +34,7 @@ use crate::reservation::Reservation;
 pub struct Module {
     /// Every `idgen.*` value; lives as long as the process.
     pub config: &'static Config,
-    state: Mutex<State>,
+    state: TryLock<State>,
     /// Events that came while the state was taken.
     deferred: Deferred,
 }
@@ -42,7 +44,7 @@ impl Module {
     pub fn new(state: State) -> Module {
         Module {
             config: state.config,
-            state: Mutex::new(state),
+            state: TryLock::new(state),
             deferred: Deferred::default(),
         }
     }
@@ -51,7 +53,7 @@ impl Module {
     /// applied first; `None`, without waiting, while another call holds it (see the module's
     /// documentation above).
     #[inline]
-    pub fn enter(&self) -> Option<MutexGuard<'_, State>> {
+    pub fn enter(&self) -> Option<Locked<'_, State>> {
         let mut state = self.state.try_lock()?;
         if self.deferred.waiting() {
             self.catch_up(&mut state);

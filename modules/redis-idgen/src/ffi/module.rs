@@ -11,7 +11,6 @@ use redis_module::raw;
 
 use super::api;
 use super::ctx::Ctx;
-use crate::args::Args;
 use crate::error::CommandError;
 
 /// The C function Redis calls for a command.
@@ -22,7 +21,7 @@ pub fn dispatch(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
-    handler: impl FnOnce(&Ctx, Args) -> Result<(), CommandError>,
+    handler: impl FnOnce(&Ctx, &[*mut raw::RedisModuleString]) -> Result<(), CommandError>,
 ) -> c_int {
     let argv = if argc > 0 {
         // SAFETY: Redis calls a command with `argc` (the name and its arguments) live
@@ -34,7 +33,7 @@ pub fn dispatch(
     };
     // SAFETY: Redis's live context for this call; the Ctx does not escape it.
     let ctx = unsafe { Ctx::new(ctx) };
-    if let Err(e) = handler(&ctx, Args::new(argv)) {
+    if let Err(e) = handler(&ctx, argv) {
         ctx.reply_error(&e);
     }
     raw::REDISMODULE_OK as c_int

@@ -203,6 +203,13 @@ impl<C: Clock> Generator<C> {
         self.stats
     }
 
+    /// Whether the last ID took the tick of the clock as last read: neither borrowed ahead of
+    /// it nor held below a ceiling the clock had passed.
+    #[inline]
+    pub fn on_the_clock(&self) -> bool {
+        self.last_tick == self.last_now
+    }
+
     /// How far, in ms, the last issued ID is ahead of the clock as last read.
     pub fn drift_ms(&self) -> u64 {
         self.last_tick

@@ -396,3 +396,32 @@ fn a_tick_longer_than_a_ms_divides_the_clock() {
     assert_eq!(tick(b), NOW, "9 ms later is still the same 10 ms tick");
     assert_eq!(tick(c), NOW + 10);
 }
+
+#[test]
+fn on_the_clock_until_a_tick_is_borrowed_or_held_below_the_ceiling() {
+    let (mut g, clock) = generator(Settings {
+        max_drift_ms: 10,
+        ..twitter()
+    });
+    g.next_id().unwrap();
+    assert!(g.on_the_clock());
+    for _ in 0..4096 {
+        g.next_id().unwrap();
+    }
+    assert!(
+        !g.on_the_clock(),
+        "the tick's sequence is spent: the next tick is borrowed"
+    );
+    clock.advance(1);
+    g.next_id().unwrap();
+    assert!(g.on_the_clock(), "the clock reached the borrowed tick");
+    g.set_ceiling(NOW);
+    g.next_id().unwrap_err();
+    g.set_ceiling(NOW + 1_000);
+    clock.advance(10_000);
+    g.next_id().unwrap();
+    assert!(
+        !g.on_the_clock(),
+        "held below the ceiling the clock has passed"
+    );
+}

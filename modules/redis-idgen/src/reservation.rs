@@ -20,7 +20,9 @@
 //! no choice of name makes two of them one file; the lock file is never truncated.
 //!
 //! The thread wakes every [`TICK`], and at once when a command finds the reservation less than
-//! half a margin ahead of the IDs (a burst, or a clock that jumped forward).
+//! half a margin ahead of IDs that left the clock (a burst that borrows ticks, or a clock that
+//! jumped past the reservation). IDs that keep to the clock need no word: the thread reads the
+//! clock itself.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -69,7 +71,8 @@ impl Reservation {
         self.shared.durable_until.load(Ordering::Acquire)
     }
 
-    /// Tells the thread how far IDs have gone, so the reservation keeps ahead of them; wakes it
+    /// Tells the thread how far IDs have gone, where they left the clock, so the reservation
+    /// keeps ahead of them; wakes it
     /// when they come within half a margin of its end, unless its writes are failing (it then
     /// retries on its own tick: a wake per call would be a failed write per call).
     pub fn note_issued(&self, tick_ms: i64) {

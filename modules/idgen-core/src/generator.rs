@@ -113,6 +113,8 @@ pub struct Generator<C> {
     headroom_ticks: u64,
     /// IDs are only issued in ticks below this one, which starts at or before `ceiling_ms`.
     ceiling_tick: u64,
+    /// The latest tick the clock is read as: [`CEILING_HEADROOM_MS`] below the ceiling.
+    clock_cap_tick: u64,
     ceiling_ms: i64,
     /// The lowest tick no ID may take: the ceiling's, or the one past the time field's end.
     limit_tick: u64,
@@ -143,6 +145,7 @@ impl<C: Clock> Generator<C> {
             max_drift_ticks: 0,
             headroom_ticks: (CEILING_HEADROOM_MS / layout.tick_ms()).max(1),
             ceiling_tick: u64::MAX,
+            clock_cap_tick: u64::MAX,
             ceiling_ms: i64::MAX,
             limit_tick: layout.max_ticks().saturating_add(1),
             last_tick: 0,
@@ -192,6 +195,7 @@ impl<C: Clock> Generator<C> {
         if unix_ms != self.ceiling_ms {
             self.ceiling_ms = unix_ms;
             self.ceiling_tick = self.ticks_since_epoch(unix_ms);
+            self.clock_cap_tick = self.ceiling_tick.saturating_sub(self.headroom_ticks);
             self.limit_tick = self
                 .ceiling_tick
                 .min(self.layout().max_ticks().saturating_add(1));
@@ -315,7 +319,7 @@ impl<C: Clock> Generator<C> {
     /// tick below the ceiling while there is one.
     #[inline]
     fn successor(&mut self, now: u64) -> (u64, u64) {
-        let newest = now.min(self.ceiling_tick.saturating_sub(self.headroom_ticks));
+        let newest = now.min(self.clock_cap_tick);
         if newest > self.last_tick {
             (newest, self.start_sequence())
         } else if self.sequence < self.max_sequence {

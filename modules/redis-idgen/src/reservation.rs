@@ -72,9 +72,9 @@ impl Reservation {
     }
 
     /// Tells the thread how far IDs have gone, where they left the clock, so the reservation
-    /// keeps ahead of them; wakes it
-    /// when they come within half a margin of its end, unless its writes are failing (it then
-    /// retries on its own tick: a wake per call would be a failed write per call).
+    /// keeps ahead of them; wakes it when they come within half a margin of its end, unless its
+    /// writes are failing (it then retries on its own tick: a wake per call would be a failed
+    /// write per call).
     pub fn note_issued(&self, tick_ms: i64) {
         self.shared.last_issued.store(tick_ms, Ordering::Relaxed);
         if self.durable_until() - tick_ms < MARGIN_MS / 2

@@ -673,9 +673,10 @@ fn instruction_table(
         Err(why) => return format!("Not counted: {why}.\n"),
         Ok(rows) => rows,
     };
-    let p = instructions::PIPELINE;
+    let (p, starts) = (instructions::PIPELINE, instructions::STARTS);
     let mut md = format!(
-        "Server-side instructions per request ({n} requests, one client; serverCron left out). \
+        "Server-side instructions per request ({n} requests, one client; serverCron left out; \
+         the median of {starts} server starts, as Redis seeds its hash tables at random on each). \
          Unpipelined, then {p} requests per round trip (-P {p}).\n\n\
          | server | command | unpipelined | × PING | -P {p} | × PING at -P {p} |\n\
          |---|---|---|---|---|---|\n"

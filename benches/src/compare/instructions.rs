@@ -105,6 +105,47 @@ pub struct Split {
 /// Requests per round trip in the pipelined count.
 pub const PIPELINE: u32 = 16;
 
+/// Server starts each count is the median of. Redis seeds its hash functions at random on each
+/// start, and the command table's bucket chains that the seed makes moved one command's count by
+/// up to ~90 instructions a request from one start to the next (the command lookup's
+/// `strcasecmp` calls: 120 a request in one start, 270 in another, 2026-11-26).
+pub const STARTS: usize = 3;
+
+/// The median of each field of each command's count over the server starts in `starts` (one
+/// list of counts, in command order, per start).
+fn median(starts: &[Vec<Count>]) -> Vec<Count> {
+    let of = |mut values: Vec<u64>| {
+        values.sort_unstable();
+        values.get(values.len() / 2).copied().unwrap_or(0)
+    };
+    let commands = starts.iter().map(Vec::len).min().unwrap_or(0);
+    (0..commands)
+        .map(|i| {
+            let field = |f: &dyn Fn(&Count) -> u64| of(starts.iter().map(|s| f(&s[i])).collect());
+            let splits: Vec<Split> = starts.iter().filter_map(|s| s[i].split).collect();
+            let split_field =
+                |f: &dyn Fn(&Split) -> u64| of(splits.iter().map(f).collect::<Vec<_>>());
+            Count {
+                unpipelined: field(&|c| c.unpipelined),
+                pipelined: field(&|c| c.pipelined),
+                split: (!splits.is_empty()).then(|| Split {
+                    reply: split_field(&|s| s.reply),
+                    api: split_field(&|s| s.api),
+                    own: split_field(&|s| s.own),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// `count(start)` for each of [`STARTS`] server starts, and the median of what they gave.
+fn over_starts(
+    mut count: impl FnMut(usize) -> Result<Vec<Count>, String>,
+) -> Result<Vec<Count>, String> {
+    let starts = (0..STARTS).map(&mut count).collect::<Result<Vec<_>, _>>()?;
+    Ok(median(&starts))
+}
+
 /// The instructions one request of each of `commands` costs inside the server, over `n`
 /// requests each, unpipelined and pipelined; with the split of `module`'s commands (the file
 /// name of its library, as callgrind shows it) when given.
@@ -277,15 +318,7 @@ pub fn count(
     let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
     let mut rows = Vec::new();
 
-    let port = idgen_tests::free_port();
-    let redis_dir = dir.join("callgrind-redis");
     let load = words("dateseq-digits 10");
-    let redis = start(
-        &redis_dir,
-        port,
-        Path::new("redis-server"),
-        &redis_args(port, &redis_dir, module, &load),
-    )?;
     let commands: Vec<Vec<String>> = [
         "PING",
         "INCR counted",
@@ -300,23 +333,29 @@ pub fn count(
     .map(|c| words(c))
     .collect();
     let library = module.file_name().map(|f| f.to_string_lossy().into_owned());
-    let counts = per_request(&redis, &commands, n, library.as_deref())?;
+    let counts = over_starts(|start_no| {
+        let port = idgen_tests::free_port();
+        let redis_dir = dir.join(format!("callgrind-redis-{start_no}"));
+        let args = redis_args(port, &redis_dir, module, &load);
+        let redis = start(&redis_dir, port, Path::new("redis-server"), &args)?;
+        per_request(&redis, &commands, n, library.as_deref())
+    })?;
     for (command, count) in commands.iter().zip(counts) {
         rows.push(("redis-server + module".into(), command.join(" "), count));
     }
-    drop(redis);
 
     for peer in peers {
-        let port = idgen_tests::free_port();
-        let peer_dir = dir.join(format!("callgrind-peer-{}", peer.name));
-        let args = redis_args(port, &peer_dir, &peer.path, &peer.load);
         let server = format!("redis-server + peer {}", peer.name);
-        let counted = start(&peer_dir, port, Path::new("redis-server"), &args).and_then(|s| {
-            let commands = vec![words("PING"), peer.command.clone()];
-            per_request(&s, &commands, n, None).map(|c| (commands, c))
+        let commands = vec![words("PING"), peer.command.clone()];
+        let counted = over_starts(|start_no| {
+            let port = idgen_tests::free_port();
+            let peer_dir = dir.join(format!("callgrind-peer-{}-{start_no}", peer.name));
+            let args = redis_args(port, &peer_dir, &peer.path, &peer.load);
+            let s = start(&peer_dir, port, Path::new("redis-server"), &args)?;
+            per_request(&s, &commands, n, None)
         });
         match counted {
-            Ok((commands, counts)) => {
+            Ok(counts) => {
                 for (command, count) in commands.iter().zip(counts) {
                     rows.push((server.clone(), command.join(" "), count));
                 }
@@ -325,26 +364,57 @@ pub fn count(
         }
     }
 
-    let port = idgen_tests::free_port();
-    let ticket_dir = dir.join("callgrind-ticket");
-    let args: Vec<String> = [
-        "serve",
-        "--init",
-        "--listen",
-        &format!("127.0.0.1:{port}"),
-        "--data-dir",
-        &ticket_dir.join("data").display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let tickets = start(&ticket_dir, port, ticket_server, &args)?;
     let commands: Vec<Vec<String>> = ["PING", "TICKET.NEXT"].iter().map(|c| words(c)).collect();
-    for (command, count) in commands
+    let counts = over_starts(|start_no| {
+        let port = idgen_tests::free_port();
+        let ticket_dir = dir.join(format!("callgrind-ticket-{start_no}"));
+        let args: Vec<String> = [
+            "serve",
+            "--init",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+            &ticket_dir.join("data").display().to_string(),
+        ]
         .iter()
-        .zip(per_request(&tickets, &commands, n, None)?)
-    {
+        .map(|s| s.to_string())
+        .collect();
+        let tickets = start(&ticket_dir, port, ticket_server, &args)?;
+        per_request(&tickets, &commands, n, None)
+    })?;
+    for (command, count) in commands.iter().zip(counts) {
         rows.push(("ticket-server".into(), command.join(" "), count));
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{median, Count, Split};
+
+    fn count(unpipelined: u64, pipelined: u64, own: Option<u64>) -> Count {
+        Count {
+            unpipelined,
+            pipelined,
+            split: own.map(|own| Split {
+                reply: 600,
+                api: 5,
+                own,
+            }),
+        }
+    }
+
+    #[test]
+    fn each_field_is_the_median_of_the_starts() {
+        let starts = vec![
+            vec![count(5_100, 3_000, Some(160)), count(4_200, 2_300, None)],
+            vec![count(4_900, 3_200, Some(158)), count(4_300, 2_340, None)],
+            vec![count(5_000, 3_100, Some(170)), count(4_250, 2_320, None)],
+        ];
+        let m = median(&starts);
+        assert_eq!((m[0].unpipelined, m[0].pipelined), (5_000, 3_100));
+        assert_eq!(m[0].split.map(|s| s.own), Some(160));
+        assert_eq!((m[1].unpipelined, m[1].pipelined), (4_250, 2_320));
+        assert!(m[1].split.is_none());
+    }
 }

@@ -113,7 +113,8 @@ pub struct Generator<C> {
     headroom_ticks: u64,
     /// IDs are only issued in ticks below this one, which starts at or before `ceiling_ms`.
     ceiling_tick: u64,
-    /// The latest tick the clock is read as: [`CEILING_HEADROOM_MS`] below the ceiling.
+    /// The latest tick the clock is read as: [`CEILING_HEADROOM_MS`] below the ceiling, kept
+    /// rather than worked out for every ID; no cap (`u64::MAX`) until a ceiling is set.
     clock_cap_tick: u64,
     ceiling_ms: i64,
     /// The lowest tick no ID may take: the ceiling's, or the one past the time field's end.
@@ -290,19 +291,7 @@ impl<C: Clock> Generator<C> {
 
     /// Whole ticks from the epoch to `unix_ms` (0 before the epoch).
     fn ticks_since_epoch(&self, unix_ms: i64) -> u64 {
-        // Exact for any two i64 once unix_ms is the later (callgrind: saturating_sub and max
-        // cost 8 instructions an ID to this 3).
-        let epoch_ms = self.settings.epoch_ms;
-        let ms = if unix_ms > epoch_ms {
-            (unix_ms as u64).wrapping_sub(epoch_ms as u64)
-        } else {
-            0
-        };
-        // Most layouts tick each ms: no division (tens of cycles) for every ID then.
-        match self.layout().tick_ms() {
-            1 => ms,
-            tick_ms => ms / tick_ms,
-        }
+        self.layout().ticks_between(self.settings.epoch_ms, unix_ms)
     }
 
     /// Reads the clock in ticks since the epoch, noting steps back.

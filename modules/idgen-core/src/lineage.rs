@@ -111,8 +111,9 @@ impl Lineage {
 /// Ticks of `layout` from `epoch_ms` to `unix_ms`: 0 before the epoch, at most the field's
 /// largest value.
 fn ticks(unix_ms: i64, epoch_ms: i64, layout: &Layout) -> u64 {
-    let since = unix_ms.saturating_sub(epoch_ms).max(0) as u64;
-    (since / layout.tick_ms()).min(layout.max_ticks())
+    layout
+        .ticks_between(epoch_ms, unix_ms)
+        .min(layout.max_ticks())
 }
 
 #[cfg(test)]

@@ -95,9 +95,8 @@ impl Settings {
                 now_ms,
             });
         }
-        // Exact for any two i64, the epoch being the earlier (a plain subtraction overflowed for
-        // an epoch far before 1970).
-        let ticks = (now_ms as u64).wrapping_sub(self.epoch_ms as u64) / layout.tick_ms();
+        // Not a plain subtraction: that overflowed for an epoch far before 1970.
+        let ticks = layout.ticks_between(self.epoch_ms, now_ms);
         if ticks > layout.max_ticks() {
             let span = (layout.max_ticks() as i128 + 1) * layout.tick_ms() as i128;
             let ended_ms = (self.epoch_ms as i128 + span).min(i64::MAX as i128) as i64;

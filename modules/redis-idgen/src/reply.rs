@@ -30,10 +30,12 @@ impl Ctx {
     /// status Redis always returns into an enum: 11 instructions a call (callgrind, 2026-11-26).
     #[inline]
     pub fn reply_i64(&self, value: i64) -> Result<(), CommandError> {
-        if let Some(reply) = api!(RedisModule_ReplyWithLongLong) {
-            // SAFETY: a live command context (Ctx::new's contract); Redis copies the value.
-            unsafe { reply(self.raw(), value) };
-        }
+        // Never missing once loaded; were it, an error reply, not a client left waiting.
+        let Some(reply) = api!(RedisModule_ReplyWithLongLong) else {
+            return Err(CommandError::MissingApi("ReplyWithLongLong"));
+        };
+        // SAFETY: a live command context (Ctx::new's contract); Redis copies the value.
+        unsafe { reply(self.raw(), value) };
         Ok(())
     }
 

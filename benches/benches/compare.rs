@@ -681,7 +681,6 @@ fn instruction_table(
          | server | command | unpipelined | × PING | -P {p} | × PING at -P {p} |\n\
          |---|---|---|---|---|---|\n"
     );
-    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
     for (server, command, count) in &rows {
         let ping = rows
             .iter()
@@ -691,11 +690,12 @@ fn instruction_table(
         md.push_str(&format!(
             "| {server} | `{command}` | {} | {:.2} | {} | {:.2} |\n",
             count.unpipelined,
-            ratio(count.unpipelined, ping.unpipelined),
+            times(count.unpipelined, ping.unpipelined),
             count.pipelined,
-            ratio(count.pipelined, ping.pipelined),
+            times(count.pipelined, ping.pipelined),
         ));
     }
+    md.push_str(&dateseq_floor(&rows));
     let splits: Vec<String> = rows
         .iter()
         .filter_map(|(_, command, count)| {
@@ -717,6 +717,56 @@ fn instruction_table(
         ));
     }
     md
+}
+
+/// `a / b`, 0 when `b` is.
+fn times(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
+    }
+}
+
+/// DATESEQ.NEXT and its API floor (benches/floor/dateseq_floor.c) as multiples of INCR, all in
+/// the floor's server, unpipelined and at -P 16; empty when the floor was not counted.
+fn dateseq_floor(rows: &[instructions::Row]) -> String {
+    let find = |command: &str| {
+        rows.iter()
+            .find(|(s, c, _)| s == instructions::FLOOR_SERVER && c == command)
+            .map(|r| &r.2)
+    };
+    let (Some(incr), Some(ours), Some(floor), Some(unchecked)) = (
+        find("INCR counted"),
+        find("DATESEQ.NEXT counted"),
+        find(instructions::FLOOR_CHECKED),
+        find(instructions::FLOOR_UNCHECKED),
+    ) else {
+        return String::new();
+    };
+    let x = |a: &instructions::Count, pipelined: bool| {
+        if pipelined {
+            times(a.pipelined, incr.pipelined)
+        } else {
+            times(a.unpipelined, incr.unpipelined)
+        }
+    };
+    let p = instructions::PIPELINE;
+    format!(
+        "\nAgainst `INCR` on the same server (unpipelined; at -P {p}): DATESEQ.NEXT {:.3} × \
+         ({:.3}); its Redis API floor, `{}` ({}: DATESEQ.NEXT's Redis calls for a counter that \
+         exists, ACL check included, from C with next to no code of its own), {:.3} × ({:.3}); \
+         the floor without the ACL check on the counter key, {:.3} × ({:.3}). What lies between \
+         DATESEQ.NEXT and its floor is the module's own code.\n",
+        x(ours, false),
+        x(ours, true),
+        instructions::FLOOR_CHECKED,
+        instructions::FLOOR_SOURCE,
+        x(floor, false),
+        x(floor, true),
+        x(unchecked, false),
+        x(unchecked, true),
+    )
 }
 
 /// What each in-process generator does when its sequence is spent and when the clock steps

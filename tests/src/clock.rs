@@ -42,5 +42,5 @@ impl ClockShift {
 /// The compiled shim, built once per test process from this checkout's source.
 fn shim() -> &'static Path {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| crate::compiled("clockshift/clockshift.c"))
+    SHIM.get_or_init(|| crate::compiled("tests/clockshift/clockshift.c"))
 }

@@ -23,10 +23,16 @@ pub mod docs;
 pub mod partition;
 pub mod ticket;
 
-/// `tests/<source>` (C) built into a shared library, once per test process, from this
-/// checkout's source.
+/// `<source>` (C, a path from the workspace root) built into a shared library from this
+/// checkout's source; panics when it cannot be built.
 pub fn compiled(source: &str) -> PathBuf {
-    let source = workspace_root().join("tests").join(source);
+    try_compiled(source).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// `<source>` (C, a path from the workspace root) built into a shared library from this
+/// checkout's source, or why it could not be.
+pub fn try_compiled(source: &str) -> Result<PathBuf, String> {
+    let source = workspace_root().join(source);
     let stem = source.file_stem().and_then(|s| s.to_str()).unwrap_or("lib");
     let out = std::env::temp_dir().join(format!("idgen-{stem}-{}.so", std::process::id()));
     let status = Command::new("cc")
@@ -34,9 +40,11 @@ pub fn compiled(source: &str) -> PathBuf {
         .arg(&out)
         .arg(&source)
         .status()
-        .expect("run cc (apt-get install gcc)");
-    assert!(status.success(), "cc could not build {}", source.display());
-    out
+        .map_err(|e| format!("run cc (apt-get install gcc): {e}"))?;
+    if !status.success() {
+        return Err(format!("cc could not build {}", source.display()));
+    }
+    Ok(out)
 }
 
 /// A second module for the tests (tests/demoter/demoter.c): loaded with `host port`, it runs
@@ -44,7 +52,7 @@ pub fn compiled(source: &str) -> PathBuf {
 /// inside the command that changed it.
 pub fn demoter() -> &'static Path {
     static DEMOTER: OnceLock<PathBuf> = OnceLock::new();
-    DEMOTER.get_or_init(|| compiled("demoter/demoter.c"))
+    DEMOTER.get_or_init(|| compiled("tests/demoter/demoter.c"))
 }
 
 /// The value of the sample `name` (no labels) in a page of Prometheus text.

@@ -265,6 +265,17 @@ fn split(dump: &Path, module: &str, n: u32) -> Option<Split> {
     })
 }
 
+/// The module that shows DATESEQ.NEXT's Redis API floor: the Redis calls DATESEQ.NEXT makes
+/// for a counter that exists, made from C with next to no code of their own.
+pub const FLOOR_SOURCE: &str = "benches/floor/dateseq_floor.c";
+
+/// The server it is counted in: redis-server with the module and the floor module.
+pub const FLOOR_SERVER: &str = "redis-server + module + floor";
+
+/// Its command with DATESEQ.NEXT's exact ACL check on the counter key, and without it.
+pub const FLOOR_CHECKED: &str = "FLOOR.DATESEQ floored";
+pub const FLOOR_UNCHECKED: &str = "FLOOR.DATESEQ-UNCHECKED floored";
+
 /// A peer module to count beside ours: its name, library, load arguments and command.
 pub struct PeerModule {
     pub name: String,
@@ -277,8 +288,13 @@ pub struct PeerModule {
 pub type Row = (String, String, Count);
 
 /// redis-server's arguments for a count: AOF on (as benches/module.sh counts), on `port`, in
-/// `dir`, with `module` and its load arguments.
-fn redis_args(port: u16, dir: &Path, module: &Path, load: &[String]) -> Vec<String> {
+/// `dir`, with `module` and its load arguments, and the modules `beside` it (no arguments).
+fn redis_args(
+    port: u16,
+    dir: &Path,
+    (module, load): (&Path, &[String]),
+    beside: &[PathBuf],
+) -> Vec<String> {
     let mut args: Vec<String> = [
         "--port",
         &port.to_string(),
@@ -297,11 +313,52 @@ fn redis_args(port: u16, dir: &Path, module: &Path, load: &[String]) -> Vec<Stri
     .map(|s| s.to_string())
     .collect();
     args.extend(load.iter().cloned());
+    for other in beside {
+        args.extend(["--loadmodule".to_string(), other.display().to_string()]);
+    }
     args
 }
 
-/// Instructions per request for the commands of redis-server with the module, of each peer
-/// module in a redis-server of its own, and of the ticket-server.
+/// What `count` finds in a redis-server started under callgrind with `module` (and the modules
+/// `beside` it), in `dir-<start>`: the median over [`STARTS`] starts.
+fn in_redis(
+    dir: &Path,
+    module: (&Path, &[String]),
+    beside: &[PathBuf],
+    count: impl Fn(&Counted) -> Result<Vec<Count>, String>,
+) -> Result<Vec<Count>, String> {
+    over_starts(|start_no| {
+        let port = idgen_tests::free_port();
+        let start_dir = PathBuf::from(format!("{}-{start_no}", dir.display()));
+        let args = redis_args(port, &start_dir, module, beside);
+        count(&start(&start_dir, port, Path::new("redis-server"), &args)?)
+    })
+}
+
+/// A row per command of `server` with its count, or one row saying why none was taken.
+fn push_rows(
+    rows: &mut Vec<Row>,
+    server: &str,
+    commands: &[Vec<String>],
+    counted: Result<Vec<Count>, String>,
+) {
+    match counted {
+        Ok(counts) => {
+            for (command, count) in commands.iter().zip(counts) {
+                rows.push((server.to_string(), command.join(" "), count));
+            }
+        }
+        Err(why) => rows.push((
+            server.to_string(),
+            format!("not counted: {why}"),
+            Count::default(),
+        )),
+    }
+}
+
+/// Instructions per request for the commands of redis-server with the module, of
+/// redis-server with the module and DATESEQ.NEXT's floor module, of each peer module in a
+/// redis-server of its own, and of the ticket-server.
 ///
 /// # Errors
 /// Why the counts could not be taken, in words for the report.
@@ -333,35 +390,44 @@ pub fn count(
     .map(|c| words(c))
     .collect();
     let library = module.file_name().map(|f| f.to_string_lossy().into_owned());
-    let counts = over_starts(|start_no| {
-        let port = idgen_tests::free_port();
-        let redis_dir = dir.join(format!("callgrind-redis-{start_no}"));
-        let args = redis_args(port, &redis_dir, module, &load);
-        let redis = start(&redis_dir, port, Path::new("redis-server"), &args)?;
-        per_request(&redis, &commands, n, library.as_deref())
-    })?;
-    for (command, count) in commands.iter().zip(counts) {
-        rows.push(("redis-server + module".into(), command.join(" "), count));
-    }
+    let counts = in_redis(
+        &dir.join("callgrind-redis"),
+        (module, &load),
+        &[],
+        |redis| per_request(redis, &commands, n, library.as_deref()),
+    )?;
+    push_rows(&mut rows, "redis-server + module", &commands, Ok(counts));
+
+    // DATESEQ.NEXT's API floor beside the module, in servers of their own: with it loaded,
+    // SNOWFLAKE.NEXT cost ~70 instructions a request more in 3 starts of 4 (2026-11-26).
+    let commands: Vec<Vec<String>> = [
+        "PING",
+        "INCR counted",
+        "DATESEQ.NEXT counted",
+        FLOOR_CHECKED,
+        FLOOR_UNCHECKED,
+    ]
+    .iter()
+    .map(|c| words(c))
+    .collect();
+    let counted = idgen_tests::try_compiled(FLOOR_SOURCE).and_then(|floor| {
+        in_redis(
+            &dir.join("callgrind-floor"),
+            (module, &load),
+            &[floor],
+            |redis| per_request(redis, &commands, n, None),
+        )
+    });
+    push_rows(&mut rows, FLOOR_SERVER, &commands, counted);
 
     for peer in peers {
         let server = format!("redis-server + peer {}", peer.name);
         let commands = vec![words("PING"), peer.command.clone()];
-        let counted = over_starts(|start_no| {
-            let port = idgen_tests::free_port();
-            let peer_dir = dir.join(format!("callgrind-peer-{}-{start_no}", peer.name));
-            let args = redis_args(port, &peer_dir, &peer.path, &peer.load);
-            let s = start(&peer_dir, port, Path::new("redis-server"), &args)?;
-            per_request(&s, &commands, n, None)
+        let peer_dir = dir.join(format!("callgrind-peer-{}", peer.name));
+        let counted = in_redis(&peer_dir, (&peer.path, &peer.load), &[], |redis| {
+            per_request(redis, &commands, n, None)
         });
-        match counted {
-            Ok(counts) => {
-                for (command, count) in commands.iter().zip(counts) {
-                    rows.push((server.clone(), command.join(" "), count));
-                }
-            }
-            Err(why) => rows.push((server, format!("not counted: {why}"), Count::default())),
-        }
+        push_rows(&mut rows, &server, &commands, counted);
     }
 
     let commands: Vec<Vec<String>> = ["PING", "TICKET.NEXT"].iter().map(|c| words(c)).collect();
@@ -382,9 +448,7 @@ pub fn count(
         let tickets = start(&ticket_dir, port, ticket_server, &args)?;
         per_request(&tickets, &commands, n, None)
     })?;
-    for (command, count) in commands.iter().zip(counts) {
-        rows.push(("ticket-server".into(), command.join(" "), count));
-    }
+    push_rows(&mut rows, "ticket-server", &commands, Ok(counts));
     Ok(rows)
 }
 

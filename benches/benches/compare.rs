@@ -736,36 +736,40 @@ fn dateseq_floor(rows: &[instructions::Row]) -> String {
             .find(|(s, c, _)| s == instructions::FLOOR_SERVER && c == command)
             .map(|r| &r.2)
     };
-    let (Some(incr), Some(ours), Some(floor), Some(unchecked)) = (
+    let (Some(incr), Some(expiring), Some(ours), Some(floor), Some(unchecked)) = (
         find("INCR counted"),
+        find(instructions::INCR_EXPIRING),
         find("DATESEQ.NEXT counted"),
         find(instructions::FLOOR_CHECKED),
         find(instructions::FLOOR_UNCHECKED),
     ) else {
         return String::new();
     };
-    let x = |a: &instructions::Count, pipelined: bool| {
-        if pipelined {
-            times(a.pipelined, incr.pipelined)
-        } else {
-            times(a.unpipelined, incr.unpipelined)
-        }
+    // "a × (b); c × (d)": against INCR, then against INCR of a key with a TTL.
+    let x = |a: &instructions::Count| {
+        format!(
+            "{:.3} × ({:.3}); {:.3} × ({:.3})",
+            times(a.unpipelined, incr.unpipelined),
+            times(a.pipelined, incr.pipelined),
+            times(a.unpipelined, expiring.unpipelined),
+            times(a.pipelined, expiring.pipelined),
+        )
     };
     let p = instructions::PIPELINE;
     format!(
-        "\nAgainst `INCR` on the same server (unpipelined; at -P {p}): DATESEQ.NEXT {:.3} × \
-         ({:.3}); its Redis API floor, `{}` ({}: DATESEQ.NEXT's Redis calls for a counter that \
-         exists, ACL check included, from C with next to no code of its own), {:.3} × ({:.3}); \
-         the floor without the ACL check on the counter key, {:.3} × ({:.3}). What lies between \
-         DATESEQ.NEXT and its floor is the module's own code.\n",
-        x(ours, false),
-        x(ours, true),
+        "\nAgainst `INCR` on the same server, unpipelined (at -P {p}); then against `{}`, a key \
+         with a TTL as each day's counter has:\n\n\
+         - DATESEQ.NEXT: {};\n\
+         - its Redis API floor, `{}` ({}: DATESEQ.NEXT's Redis calls for a counter that exists, \
+         ACL check included, from C with next to no code of its own): {};\n\
+         - the floor without the ACL check on the counter key: {}.\n\n\
+         What lies between DATESEQ.NEXT and its floor is the module's own code.\n",
+        instructions::INCR_EXPIRING,
+        x(ours),
         instructions::FLOOR_CHECKED,
         instructions::FLOOR_SOURCE,
-        x(floor, false),
-        x(floor, true),
-        x(unchecked, false),
-        x(unchecked, true),
+        x(floor),
+        x(unchecked),
     )
 }
 

@@ -737,9 +737,9 @@ fn dateseq_floor(rows: &[instructions::Row]) -> String {
             .map(|r| &r.2)
     };
     let (Some(incr), Some(expiring), Some(ours), Some(floor), Some(unchecked)) = (
-        find("INCR counted"),
+        find(instructions::INCR_PLAIN),
         find(instructions::INCR_EXPIRING),
-        find("DATESEQ.NEXT counted"),
+        find(instructions::DATESEQ_ONE),
         find(instructions::FLOOR_CHECKED),
         find(instructions::FLOOR_UNCHECKED),
     ) else {

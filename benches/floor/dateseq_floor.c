@@ -134,7 +134,16 @@ static int next(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int che
     if (type == KEYTYPE_STRING) {
         size_t n;
         char *digits = StringDMA(key, &n, WRITE);
-        for (size_t i = 0; i < n; i++) seq = seq * 10 + (digits[i] - '0');
+        /* Checked as DATESEQ.NEXT checks it: 1 to 18 digits, so no value overflows. */
+        int numeric = n >= 1 && n <= 18;
+        for (size_t i = 0; numeric && i < n; i++) {
+            numeric = digits[i] >= '0' && digits[i] <= '9';
+            seq = seq * 10 + (digits[i] - '0');
+        }
+        if (!numeric) {
+            CloseKey(key);
+            return ReplyWithError(ctx, "ERR the counter key does not hold a count");
+        }
         seq++;
         char buf[24];
         size_t m = decimal(seq, buf);

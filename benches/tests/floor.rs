@@ -42,6 +42,17 @@ fn the_floor_moves_a_dated_counter_on_as_dateseq_next_does() {
     assert_eq!(tenth, date * 10_000_000_000 + 10);
     let count: String = cmd(&["GET", &key]).query(&mut con).unwrap();
     assert_eq!(count, "10");
+    // What is not a count of at most 18 digits is refused and left as it was.
+    for text in ["x1", "1234567890123456789", ""] {
+        let _: () = cmd(&["SET", &key, text]).query(&mut con).unwrap();
+        let err = cmd(&["FLOOR.DATESEQ", "floored"])
+            .query::<Value>(&mut con)
+            .map_err(|e| error_text(&e))
+            .unwrap_err();
+        assert!(err.contains("does not hold a count"), "{text:?}: {err}");
+        let kept: String = cmd(&["GET", &key]).query(&mut con).unwrap();
+        assert_eq!(kept, text);
+    }
 }
 
 #[test]

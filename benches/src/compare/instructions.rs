@@ -275,8 +275,16 @@ pub const FLOOR_SERVER: &str = "redis-server + module + floor";
 /// INCR of a key with a TTL, as DATESEQ.NEXT's counter has: the like-for-like baseline.
 pub const INCR_EXPIRING: &str = "INCR expiring";
 
-/// Its command with DATESEQ.NEXT's exact ACL check on the counter key, and without it.
+/// INCR of a key without a TTL: the baseline the issue set for DATESEQ.NEXT.
+pub const INCR_PLAIN: &str = "INCR counted";
+
+/// DATESEQ.NEXT of one value, counted in the main server and in the floor's.
+pub const DATESEQ_ONE: &str = "DATESEQ.NEXT counted";
+
+/// The floor's command with DATESEQ.NEXT's exact ACL check on the counter key.
 pub const FLOOR_CHECKED: &str = "FLOOR.DATESEQ floored";
+
+/// The floor's command without the ACL check: what the check costs.
 pub const FLOOR_UNCHECKED: &str = "FLOOR.DATESEQ-UNCHECKED floored";
 
 /// A peer module to count beside ours: its name, library, load arguments and command.
@@ -381,10 +389,10 @@ pub fn count(
     let load = words("dateseq-digits 10");
     let commands: Vec<Vec<String>> = [
         "PING",
-        "INCR counted",
+        INCR_PLAIN,
         "SNOWFLAKE.NEXT",
         "SNOWFLAKE.NEXT COUNT 100",
-        "DATESEQ.NEXT counted",
+        DATESEQ_ONE,
         "DATESEQ.NEXT counted-bulk COUNT 100",
         "UUID7.NEXT",
         "ULID.NEXT",
@@ -405,9 +413,9 @@ pub fn count(
     // SNOWFLAKE.NEXT cost ~70 instructions a request more in 3 starts of 4 (2026-11-26).
     let commands: Vec<Vec<String>> = [
         "PING",
-        "INCR counted",
+        INCR_PLAIN,
         INCR_EXPIRING,
-        "DATESEQ.NEXT counted",
+        DATESEQ_ONE,
         FLOOR_CHECKED,
         FLOOR_UNCHECKED,
     ]

@@ -22,6 +22,7 @@ pub mod containers;
 pub mod docs;
 pub mod partition;
 pub mod ticket;
+pub mod tmpfs;
 
 /// `<source>` (C, a path from the workspace root) built into a shared library from this
 /// checkout's source; panics when it cannot be built.
@@ -446,6 +447,19 @@ impl Server {
         std::thread::sleep(Duration::from_millis((fence - now_ms()).max(0) as u64 + 20));
     }
 
+    /// Waits until the clock has passed where Snowflake IDs started at load (the load time
+    /// plus `idgen.max-drift-ms`, or the state file's reservation): from then on IDs keep to
+    /// the clock and may borrow ahead of it again, as before any restart.
+    pub fn wait_past_resume(&self) {
+        let resumed: i64 = self
+            .info_field("resumed_above_ms")
+            .parse()
+            .expect("resumed_above_ms");
+        std::thread::sleep(Duration::from_millis(
+            (resumed - now_ms()).max(0) as u64 + 2,
+        ));
+    }
+
     /// `INFO idgen` field `name` (without the `idgen_` prefix).
     pub fn info_field(&self, name: &str) -> String {
         let info: String = redis::cmd("INFO")
@@ -529,6 +543,27 @@ pub fn error_text(e: &redis::RedisError) -> String {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
         (Some(code), None) => code.to_string(),
         _ => e.to_string(),
+    }
+}
+
+/// `command`'s reply, retried for up to 3 s while a Snowflake command is refused because the
+/// node resumed ahead of its clock: a node starts above its load time plus
+/// `idgen.max-drift-ms`, at the drift limit, so right after a start it issues no more than one
+/// tick's sequence per tick of the clock, and may wait for the clock's next tick first.
+pub fn when_caught_up<T: redis::FromRedisValue>(
+    con: &mut redis::Connection,
+    command: &redis::Cmd,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        match command.query(con) {
+            Ok(value) => return value,
+            Err(e) if e.to_string().contains("behind the last issued ID") => {
+                assert!(Instant::now() < deadline, "still refused after 3 s: {e}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("{e}"),
+        }
     }
 }
 

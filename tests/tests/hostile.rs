@@ -521,6 +521,11 @@ fn state_files_idgen_never_wrote_are_refused_naming_the_file_and_field() {
                     line("increment", "2"),
                     line(fields[2], "7")
                 );
+                if file == "default.seq" {
+                    // A sound marker, so the sequence file is what is read wrong.
+                    let marker = "ticket-store v1 offset=1 increment=2 floor=0\n";
+                    std::fs::write(dir.join("STORE"), marker).unwrap();
+                }
                 std::fs::write(dir.join(file), &text).unwrap();
                 for command in ["highest", "serve"] {
                     cases += 1;

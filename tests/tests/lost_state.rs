@@ -233,8 +233,9 @@ fn an_evicting_policy_refuses_dateseq_and_workerid_until_fixed_or_accepted() {
 }
 
 #[test]
-fn an_evicted_counter_restarts_its_day_which_is_why_eviction_is_refused() {
-    // With the risk accepted, eviction does what the refusal guards against.
+fn an_evicted_counter_continues_above_its_witness_while_the_server_runs() {
+    // With the risk accepted, eviction takes the counter; the node's witness of it carries the
+    // day on. (Eviction stays refused: a restart would lose the witness with the counter.)
     let server = Server::start(&[]);
     let mut con = server.connection();
     let first: Vec<i64> = (0..3)
@@ -242,7 +243,12 @@ fn an_evicted_counter_restarts_its_day_which_is_why_eviction_is_refused() {
         .collect();
     evict_everything(&mut con);
     let again: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
-    assert_eq!(again, first[0], "an evicted counter starts its day again");
+    assert_eq!(
+        again,
+        first[2] + 1,
+        "an evicted counter went on from its witness"
+    );
+    assert_eq!(server.info_field("dateseq_witness_lowered"), "1");
 }
 
 #[test]

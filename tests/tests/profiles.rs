@@ -2,7 +2,7 @@
 //! says otherwise, other people's decoders read our IDs as the originals' own, and a server
 //! that issued IDs refuses to restart under settings whose IDs could equal them.
 
-use idgen_tests::{cmd, data_dir, decode, now_ms, Options, Server};
+use idgen_tests::{cmd, data_dir, decode, now_ms, when_caught_up, Options, Server};
 
 const TWITTER: i64 = 1_288_834_974_657;
 const INSTAGRAM: i64 = 1_314_220_021_721;
@@ -32,8 +32,9 @@ fn each_profile_takes_its_originals_epoch_unless_one_is_set() {
             "{layout}: INFO"
         );
         let before = now_ms();
-        let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
-        let after = now_ms();
+        let id: i64 = when_caught_up(&mut con, &cmd(&["SNOWFLAKE.NEXT"]));
+        // A node starts above its load time plus the drift limit (1 s by default).
+        let after = now_ms() + idgen_core::DEFAULT_MAX_DRIFT_MS as i64;
         let decoded = decode(&mut con, id);
         assert_eq!(decoded.epoch_ms, epoch, "{layout}: DECODE");
         let time = decoded.time_ms;
@@ -46,7 +47,7 @@ fn each_profile_takes_its_originals_epoch_unless_one_is_set() {
     let server = Server::start(&["layout", "sonyflake", "epoch", &TWITTER.to_string()]);
     let mut con = server.connection();
     assert_eq!(config_epoch(&mut con), TWITTER, "a set epoch wins");
-    let id: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
+    let id: i64 = when_caught_up(&mut con, &cmd(&["SNOWFLAKE.NEXT"]));
     assert_eq!(decode(&mut con, id).epoch_ms, TWITTER);
 }
 
@@ -82,11 +83,9 @@ fn other_peoples_decoders_read_each_profile_as_its_original() {
         let server = Server::start(&load);
         let mut con = server.connection();
         let before = now_ms();
-        let mut ids: Vec<i64> = cmd(&["SNOWFLAKE.NEXT", "COUNT", "300"])
-            .query(&mut con)
-            .unwrap();
+        let mut ids: Vec<i64> = when_caught_up(&mut con, &cmd(&["SNOWFLAKE.NEXT", "COUNT", "300"]));
         for _ in 0..20 {
-            ids.push(cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap());
+            ids.push(when_caught_up(&mut con, &cmd(&["SNOWFLAKE.NEXT"])));
         }
         let after = now_ms();
         let theirs = python_decode(profile, &ids);
@@ -113,9 +112,7 @@ fn a_restart_under_a_later_epoch_is_refused_unless_accepted() {
     let twitter_epoch = TWITTER.to_string();
     // A `layout sonyflake` server as every one was before profiles had epochs.
     let old = Server::start_with(with(&["layout", "sonyflake", "epoch", &twitter_epoch]));
-    let last: i64 = cmd(&["SNOWFLAKE.NEXT"])
-        .query(&mut old.connection())
-        .unwrap();
+    let last: i64 = when_caught_up(&mut old.connection(), &cmd(&["SNOWFLAKE.NEXT"]));
     drop(old);
     let state = std::fs::read_to_string(dir.join("idgen-snowflake.state")).unwrap();
     assert!(
@@ -135,9 +132,7 @@ fn a_restart_under_a_later_epoch_is_refused_unless_accepted() {
     assert!(log.contains(&format!("idgen.epoch {TWITTER}")), "{log}");
     // The same settings as before still start, and carry on above the old IDs.
     let same = Server::start_with(with(&["layout", "sonyflake", "epoch", &twitter_epoch]));
-    let next: i64 = cmd(&["SNOWFLAKE.NEXT"])
-        .query(&mut same.connection())
-        .unwrap();
+    let next: i64 = when_caught_up(&mut same.connection(), &cmd(&["SNOWFLAKE.NEXT"]));
     assert!(next > last);
     drop(same);
 
@@ -183,8 +178,6 @@ fn a_state_file_from_before_lineages_is_read_as_twitters_epoch_or_the_set_one() 
     ] {
         write_old_file();
         let server = Server::start_with(with(args));
-        let _: i64 = cmd(&["SNOWFLAKE.NEXT"])
-            .query(&mut server.connection())
-            .unwrap();
+        let _: i64 = when_caught_up(&mut server.connection(), &cmd(&["SNOWFLAKE.NEXT"]));
     }
 }

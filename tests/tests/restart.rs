@@ -106,9 +106,9 @@ fn kill_9_while_ahead_of_the_clock_then_restart_never_repeats() {
 }
 
 #[test]
-fn the_hazard_is_real_without_the_state_file() {
-    // The same crash with the reservation switched off repeats the clock's range: this is what
-    // the state file prevents (and why an empty idgen.state-file is logged as a warning).
+fn without_a_state_file_a_restart_starts_above_the_furthest_a_burst_could_reach() {
+    // The same crash with the reservation switched off: the load time plus idgen.max-drift-ms
+    // is the witness left, and it is above every ID a run on this clock could have issued.
     let dir = data_dir("nostate");
     let options = Options {
         dir: Some(dir.to_path_buf()),
@@ -127,9 +127,66 @@ fn the_hazard_is_real_without_the_state_file() {
         "the burst ran only {ahead} ms ahead: the hazard was not set up"
     );
     assert!(
-        first <= last_tick,
-        "ran {ahead} ms ahead, yet restarted at {first} > {last_tick}"
+        first > last_tick,
+        "ran {ahead} ms ahead, yet restarted at {first} <= {last_tick}"
     );
+}
+
+/// A way the state file is lost between a crash and the restart, given the file as it was
+/// before the burst (an older copy).
+type Loss = fn(&std::path::Path, &str);
+
+#[test]
+fn a_state_file_lost_emptied_or_put_back_older_after_a_burst_repeats_nothing() {
+    let losses: &[(&str, &str, Loss)] = &[
+        ("deleted", "missing", |file, _| {
+            std::fs::remove_file(file).unwrap()
+        }),
+        ("emptied", "empty", |file, _| {
+            std::fs::write(file, "").unwrap()
+        }),
+        ("put back from an older copy", "reserved", |file, older| {
+            std::fs::write(file, older).unwrap()
+        }),
+        ("renamed away", "missing", |file, _| {
+            std::fs::rename(file, file.with_extension("old")).unwrap()
+        }),
+    ];
+    for (i, (loss, found, lose)) in losses.iter().enumerate() {
+        let dir = data_dir(&format!("lost-state-{i}"));
+        let file = dir.join("idgen-snowflake.state");
+        let options = Options {
+            dir: Some(dir.to_path_buf()),
+            ..bursting(&["worker-id", "5"])
+        };
+        let mut server = Server::start_with(options.clone());
+        let older = std::fs::read_to_string(&file).unwrap();
+        let (_stream, last_tick) = burst(&server);
+        let ahead = last_tick - now_ms();
+        server.kill9();
+        lose(&file, &older);
+        let restarted = Server::start_with(options);
+        let first = first_time_after_restart(&restarted);
+        assert!(ahead > 100, "{loss}: the burst ran only {ahead} ms ahead");
+        assert!(
+            first > last_tick,
+            "{loss}: restarted at {first} ms, IDs were issued up to {last_tick} ms ({ahead} ms ahead)"
+        );
+        assert_eq!(restarted.info_field("state_file_found"), *found, "{loss}");
+        if *found != "reserved" {
+            assert_eq!(
+                restarted.info_field("resumed_from"),
+                "load-time+max-drift",
+                "{loss}"
+            );
+            assert!(
+                restarted
+                    .log()
+                    .contains(&format!("{} {found}", file.display())),
+                "{loss}: the log does not say so"
+            );
+        }
+    }
 }
 
 #[test]
@@ -190,6 +247,26 @@ fn an_unusable_state_file_stops_the_module_from_loading() {
             log.contains(&file.display().to_string()) && log.contains(says),
             "{text:?}: {log}"
         );
+    }
+    // Something other than a file in its place: refused, never read as a first start.
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), &file).unwrap();
+    let dangling = Server::try_start(Options {
+        dir: Some(dir.to_path_buf()),
+        ..Options::default()
+    });
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let directory = Server::try_start(Options {
+        dir: Some(dir.to_path_buf()),
+        ..Options::default()
+    });
+    for (result, says) in [
+        (dangling, "is a symbolic link to nothing"),
+        (directory, "is not a regular file"),
+    ] {
+        let log = result.err().unwrap_or_else(|| panic!("{says}: loaded"));
+        assert!(log.contains(&format!("{} {says}", file.display())), "{log}");
     }
     let log = Server::try_start(Options::module(&["state-file", "/proc/no/such/dir/state"]))
         .err()

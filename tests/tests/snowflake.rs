@@ -3,11 +3,13 @@
 use std::collections::HashSet;
 
 use idgen_tests::redis::{self, Value};
-use idgen_tests::{cmd, error_of, now_ms, Options, Server};
+use idgen_tests::{cmd, error_of, now_ms, when_caught_up, Options, Server};
 
 #[test]
 fn a_million_ids_are_unique_and_increasing() {
     let server = Server::start(&["worker-id", "3", "datacenter-id", "1"]);
+    // Batches that borrow ticks ahead: not in the first drift limit after a load.
+    server.wait_past_resume();
     let mut con = server.connection();
     let mut all: Vec<i64> = Vec::with_capacity(1_000_000);
     for _ in 0..8 {
@@ -62,6 +64,8 @@ fn a_million_ids_are_unique_and_increasing() {
 #[test]
 fn decode_gives_back_the_fields_of_next_in_resp2_and_resp3() {
     let server = Server::start(&["worker-id", "3", "datacenter-id", "1"]);
+    // IDs keep to the clock once it passed where they started at load.
+    server.wait_past_resume();
     let before = now_ms();
     let id: i64 = cmd(&["SNOWFLAKE.NEXT"])
         .query(&mut server.connection())
@@ -131,9 +135,7 @@ fn every_profile_layout_loads_and_decodes() {
     ] {
         let server = Server::start(&["layout", layout, "worker-id", worker]);
         let mut con = server.connection();
-        let ids: Vec<i64> = cmd(&["SNOWFLAKE.NEXT", "COUNT", "5000"])
-            .query(&mut con)
-            .unwrap();
+        let ids: Vec<i64> = when_caught_up(&mut con, &cmd(&["SNOWFLAKE.NEXT", "COUNT", "5000"]));
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{layout}");
         let decoded = idgen_tests::decode(&mut con, ids[4999]);
         assert_eq!(
@@ -225,6 +227,8 @@ fn settings_that_could_repeat_ids_cannot_change_live() {
 #[test]
 fn live_settings_apply_at_once() {
     let server = Server::start(&[]);
+    // With no drift allowed, IDs must already keep to the clock.
+    server.wait_past_resume();
     let mut con = server.connection();
     let _: () = cmd(&["CONFIG", "SET", "idgen.max-drift-ms", "0"])
         .query(&mut con)

@@ -7,7 +7,7 @@ use std::process::Command;
 use idgen_core::sqid::DEFAULT_ALPHABET;
 use idgen_core::SqidCodec;
 use idgen_tests::ticket::TicketServer;
-use idgen_tests::{cmd, data_dir, error_of, Options, Server};
+use idgen_tests::{cmd, data_dir, error_of, when_caught_up, Options, Server};
 
 /// A shuffled alphabet, as an operator would set one.
 const SECRET: &str = "k3G7QAe51FCsPW92uEOyq4Bg6Sp8YzVTmnU0liwDdHXLajZrfxNhobJIRcMvKt";
@@ -68,9 +68,10 @@ fn every_layouts_ids_round_trip_as_sqids() {
     for layout in ["twitter", "instagram", "sonyflake", "js53"] {
         let server = Server::start(&["worker-id", "5", "layout", layout]);
         let mut con = server.connection();
-        let sqids: Vec<String> = cmd(&["SNOWFLAKE.NEXT", "COUNT", "1000", "SQIDS"])
-            .query(&mut con)
-            .unwrap();
+        let sqids: Vec<String> = when_caught_up(
+            &mut con,
+            &cmd(&["SNOWFLAKE.NEXT", "COUNT", "1000", "SQIDS"]),
+        );
         assert_eq!(sqids.len(), 1000);
         assert!(sqids
             .iter()

@@ -3,14 +3,16 @@
 //! holding values idgen never writes, and `ticket-server next` against a server with a password.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use idgen_tests::ticket::{run_cli, run_cli_env, serve_once, TicketServer};
+use idgen_tests::tmpfs::Tmpfs;
 use idgen_tests::{cmd, data_dir, error_of};
 use ticket_server::client::{RoundRobin, RETRY_AFTER};
+
+/// The marker of a store of offset 1 of increment 2 that has handed out nothing.
+const SOUND_MARKER: &str = "ticket-store v1 offset=1 increment=2 floor=0\n";
 
 /// The last ticket: tickets are signed 64-bit integers.
 const LAST: u64 = i64::MAX as u64;
@@ -80,28 +82,110 @@ fn highest_refuses_a_blank_wrong_or_foreign_directory() {
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("ibdata1"), "not ours").unwrap();
     let missing = root.join("missing");
-    let store = root.join("store");
-    let server = TicketServer::start(1, 2, &store, &[]);
-    for _ in 0..5 {
-        let _: u64 = cmd(&["TICKET.NEXT"])
-            .query(&mut server.connection())
-            .unwrap();
+    let (odd, even) = (root.join("odd"), root.join("even"));
+    for (offset, dir) in [(1, &odd), (2, &even)] {
+        let server = TicketServer::start(offset, 2, dir, &[]);
+        for _ in 0..5 {
+            let _: u64 = cmd(&["TICKET.NEXT"])
+                .query(&mut server.connection())
+                .unwrap();
+        }
     }
-    drop(server);
     for (name, dir, says) in [
         ("blank", &blank, "holds no ticket store"),
         ("foreign", &foreign, "holds no ticket store"),
         ("missing", &missing, "is not a directory"),
     ] {
-        let (ok, out, err) = highest(&[&store, dir]);
+        let (ok, out, err) = highest(&[&odd, &even, dir]);
         assert!(
             !ok && out.is_empty() && err.contains(says),
             "{name}: {out} {err}"
         );
     }
-    let (ok, out, err) = highest(&[&store]);
+    let (ok, out, err) = highest(&[&odd, &even]);
     assert!(ok, "{err}");
-    assert!(out.trim().parse::<u64>().unwrap() >= 9);
+    assert!(out.trim().parse::<u64>().unwrap() >= 10);
+}
+
+#[test]
+fn highest_reads_only_one_whole_stopped_set() {
+    let root = data_dir("ticket-highest-set");
+    let dirs: Vec<_> = (1..=3).map(|k| root.join(format!("s{k}"))).collect();
+    let other = root.join("other-increment");
+    for (k, dir) in dirs.iter().enumerate() {
+        let (ok, _, err) = run_cli(&[
+            "init",
+            "--offset",
+            &(k + 1).to_string(),
+            "--increment",
+            "3",
+            "--data-dir",
+            &dir.display().to_string(),
+        ]);
+        assert!(ok, "{err}");
+    }
+    assert!(init(&other, &[]).0);
+    let (d1, d2, d3) = (&dirs[0], &dirs[1], &dirs[2]);
+    let running = TicketServer::start_existing(3, 3, d3, &[]);
+    for (name, set, says) in [
+        (
+            "a server left out",
+            vec![d1, d2],
+            "offsets 3 of increment 3 are not given",
+        ),
+        (
+            "a server twice",
+            vec![d1, d2, d1],
+            "are both offset 1 of increment 3",
+        ),
+        ("two increments", vec![d1, d2, &other], "of increment 2"),
+        (
+            "a running server",
+            vec![d1, d2, d3],
+            "held by a running ticket server",
+        ),
+    ] {
+        let set: Vec<&Path> = set.iter().map(|d| d.as_path()).collect();
+        let (ok, out, err) = highest(&set);
+        assert!(!ok && out.is_empty() && err.contains(says), "{name}: {err}");
+    }
+    drop(running);
+    let (ok, out, err) = highest(&[d1, d2, d3]);
+    assert!(ok && out.trim() == "0", "{out} {err}");
+}
+
+#[test]
+fn a_sequence_file_lost_under_a_kept_marker_is_refused_by_serve_and_highest() {
+    let root = data_dir("ticket-lost-seq");
+    let (odd, even) = (root.join("odd"), root.join("even"));
+    let mut seen = 0;
+    for (offset, dir) in [(1, &odd), (2, &even)] {
+        let server = TicketServer::start(offset, 2, dir, &[]);
+        for _ in 0..5 {
+            let t: u64 = cmd(&["TICKET.NEXT", "orders"])
+                .query(&mut server.connection())
+                .unwrap();
+            seen = seen.max(t);
+        }
+    }
+    std::fs::remove_file(odd.join("orders.seq")).unwrap();
+    let path = odd.join("orders.seq").display().to_string();
+    let (ok, err) = serve(&odd, &[]);
+    assert!(
+        !ok && err.contains(&path) && err.contains("--start-above"),
+        "{err}"
+    );
+    let (ok, _, err) = highest(&[&odd, &even]);
+    assert!(
+        !ok && err.contains(&path) && err.contains("is missing"),
+        "{err}"
+    );
+    // The way out the message gives: above the highest ticket, the sequence continues.
+    let server = TicketServer::start(1, 2, &odd, &["--start-above", &seen.to_string()]);
+    let t: u64 = cmd(&["TICKET.NEXT", "orders"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert!(t > seen, "{t} repeats a ticket at most {seen}");
 }
 
 #[test]
@@ -195,6 +279,10 @@ fn state_files_with_values_idgen_never_writes_are_refused_with_the_file_and_fiel
     ];
     for (file, text, field) in cases {
         let dir = data_dir("ticket-bad-state");
+        if file.ends_with(".seq") {
+            // A sound marker, so the sequence file is what is read wrong.
+            std::fs::write(dir.join("STORE"), SOUND_MARKER).unwrap();
+        }
         std::fs::write(dir.join(file), text).unwrap();
         let (ok, err) = serve(&dir, &[]);
         let path = dir.join(file).display().to_string();
@@ -252,35 +340,13 @@ fn next_reaches_a_server_with_a_password_from_a_file_or_the_environment() {
 /// ticket handed out before.
 #[test]
 fn a_full_disk_pauses_issuing_and_space_coming_back_resumes_it() {
-    let mount = data_dir("ticket-full-disk");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(mount.as_os_str())
-        .status()
-        .map(|s| s.success());
-    assert!(
-        matches!(mounted, Ok(true)),
-        "this test mounts a tmpfs and needs root"
-    );
-    // Unmounted before the directory's own guard removes it.
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(mount.to_path_buf());
+    let mount = Tmpfs::mount("ticket-full-disk", "1m");
     let server = TicketServer::start(1, 1, &mount.join("data"), &["--block", "100"]);
     let mut con = server.connection();
     let mut issued: Vec<i64> = (0..50)
         .map(|_| cmd(&["TICKET.NEXT"]).query(&mut con).unwrap())
         .collect();
-    // Fill the disk.
-    let filler = mount.join("filler");
-    let mut file = std::fs::File::create(&filler).unwrap();
-    while file.write_all(&[0u8; 4096]).is_ok() {}
-    let _ = file.sync_all();
-    drop(file);
+    let filler = mount.fill();
     let mut refused = None;
     for _ in 0..1_000 {
         match cmd(&["TICKET.NEXT"]).query::<i64>(&mut con) {

@@ -318,13 +318,7 @@ async fn main() -> Result<()> {
             );
         }
         Command::Highest { data_dirs } => {
-            let mut highest = 0;
-            for dir in &data_dirs {
-                let h = highest_handed_out(dir)
-                    .with_context(|| format!("cannot read {}", dir.display()))?;
-                highest = highest.max(h);
-            }
-            println!("{highest}");
+            println!("{}", highest_handed_out(&data_dirs)?);
         }
         Command::Next {
             servers,

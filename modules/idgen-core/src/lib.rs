@@ -43,6 +43,7 @@ pub mod at_time;
 pub mod claims;
 pub mod clock;
 pub mod dateseq;
+pub mod durable;
 pub mod generator;
 pub mod layout;
 pub mod lease;

@@ -25,6 +25,11 @@ pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
 pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
 /// Most values one `DATESEQ.NEXT ... COUNT n` reserves, and the largest failover gap.
 pub const MAX_DATESEQ_COUNT: i64 = 1_000_000_000;
+/// Default of `idgen.dateseq-witness-max`: twice the 500,000 per-customer counters of a busy
+/// day, about 100 MB of witnesses at most.
+pub const DEFAULT_WITNESS_MAX: i64 = 1_000_000;
+/// Largest `idgen.dateseq-witness-max`.
+pub const MAX_WITNESS_MAX: i64 = 100_000_000;
 /// Default of `idgen.dateseq-ttl`.
 pub const DEFAULT_TTL_S: i64 = 2 * 86_400;
 /// Shortest `idgen.dateseq-ttl`: an hour, so a clock a little behind still finds yesterday's key.
@@ -74,6 +79,9 @@ pub struct Config {
     /// is promoted to primary, covering what the old primary acknowledged but never replicated;
     /// 0 turns it off.
     pub dateseq_failover_gap: AtomicI64,
+    /// `idgen.dateseq-witness-max`: most DATESEQ counters whose witness (the highest value
+    /// handed out in their period) this node keeps; a new counter past it is refused.
+    pub dateseq_witness_max: AtomicI64,
     /// `idgen.workerid-horizon-ms`: the longest lease TTL, and how far past the coordinator's
     /// clock a holder may record an UNTIL: lease grants start this far above a load, a
     /// promotion or a namespace found reset.
@@ -106,6 +114,8 @@ pub enum Effect {
     Sqids,
     /// The sealing key.
     SealKey,
+    /// The cap on DATESEQ's witnesses.
+    WitnessMax,
 }
 
 /// One `idgen.*` setting.
@@ -159,6 +169,7 @@ pub static SETTINGS: &[Setting] = &[
     int("dateseq-ttl", true, DEFAULT_TTL_S, MIN_TTL_S, MAX_TTL_S, |c| &c.dateseq_ttl, Effect::None),
     int("dateseq-digits", true, idgen_core::dateseq::DEFAULT_DIGITS as i64, 1, idgen_core::dateseq::MAX_DIGITS as i64, |c| &c.dateseq_digits, Effect::None),
     int("dateseq-failover-gap", true, DEFAULT_FAILOVER_GAP, 0, MAX_DATESEQ_COUNT, |c| &c.dateseq_failover_gap, Effect::None),
+    int("dateseq-witness-max", true, DEFAULT_WITNESS_MAX, 1, MAX_WITNESS_MAX, |c| &c.dateseq_witness_max, Effect::WitnessMax),
     int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::None),
     boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
     text("sqids-alphabet", true, DEFAULT_ALPHABET, |c| &c.sqids_alphabet, check_alphabet, Effect::Sqids),

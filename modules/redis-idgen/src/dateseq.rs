@@ -84,22 +84,31 @@ fn needs_string(ctx: &Ctx, value: i64, callers: &mut Callers) -> bool {
 }
 
 /// Moves the counter on by the request's count (after the failover gap, on the counter's first
-/// use since a promotion); the first and last values issued.
+/// use since a promotion, and from above its witness if it was found below it); the first and
+/// last values issued.
 fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandError> {
     let config = s.config;
     s.eviction
         .check(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
     let n = req.count.unwrap_or(1);
-    let (day, fenced) = locate(req, s);
+    let now_ms = SystemClock.now_ms();
+    let (day, fenced) = locate(req, s, now_ms);
     let gap = if fenced {
         config.int(|c| &c.dateseq_failover_gap) as u64
     } else {
         0
     };
     let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
-    let name = s.key_names.get(req.prefix, day.date)?;
-    let (first, last) = key::advance(ctx, name, |old| {
-        let base = old.unwrap_or(0);
+    let (name, key_bytes) = s.key_names.get(req.prefix, day.date)?;
+    let mark = s
+        .witnesses
+        .slot(key_bytes, day.end_ms, now_ms)
+        .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
+    let mut lowered = None;
+    let (first, last, seq) = key::advance(ctx, name, |old| {
+        let found = old.unwrap_or(0);
+        let (base, below) = mark.resume(found);
+        lowered = below;
         // Checked before anything is written: a spent day is an error, never a wrap.
         let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
             ValueError::SequenceOverflow { .. } if gap > 0 => CommandError::OutOfRange(format!(
@@ -119,11 +128,27 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
             e => e.into(),
         })?;
         let step = Step {
-            by: gap + n,
+            by: base - found + gap + n,
             expire_at_ms: day.end_ms.saturating_add(ttl_ms),
         };
-        Ok((step, (last - (n as i64 - 1), last)))
+        Ok((step, (last - (n as i64 - 1), last, base + gap + n)))
     })?;
+    mark.note(seq);
+    if let Some(lowered) = lowered {
+        s.dateseq.lowered += 1;
+        crate::ffi::log(
+            "warning",
+            &format!(
+                "idgen: DATESEQ counter {} was found at {}, below the {} this node handed out \
+                 in its period (deleted, lowered, flushed, renamed or restored from an older \
+                 copy): continued above {}",
+                crate::error::shown(key_bytes),
+                lowered.found,
+                lowered.highest,
+                lowered.highest
+            ),
+        );
+    }
     if fenced {
         s.fence.pass(req.prefix, day.date);
         s.dateseq.gaps += 1;
@@ -136,10 +161,12 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
 /// `DATESEQ.NEXT` gave in the period (today by default), or nil.
 pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let req = parse(args, false, s)?;
-    let (day, _) = locate(&req, s);
-    let name = s.key_names.get(req.prefix, day.date)?;
-    let seq = key::read(ctx, name)?;
-    match seq {
+    let (day, _) = locate(&req, s, SystemClock.now_ms());
+    let (name, key_bytes) = s.key_names.get(req.prefix, day.date)?;
+    // A counter found below its witness is shown as the next call would carry it on.
+    let witnessed = s.witnesses.mark(key_bytes).map_or(0, |m| m.highest);
+    let seq = key::read(ctx, name)?.map(|seq| seq.max(witnessed));
+    match seq.or((witnessed > 0).then_some(witnessed)) {
         None | Some(0) => ctx.reply_null(),
         Some(seq) => {
             let value = compose(day.date, req.digits, seq)?;
@@ -153,8 +180,8 @@ pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError>
 
 /// The request's period now (today, this month or this year), whether its counter must skip
 /// the failover gap first.
-fn locate(req: &Request, s: &mut State) -> (Day, bool) {
-    let day = s.days.period_of(SystemClock.now_ms(), req.period);
+fn locate(req: &Request, s: &mut State, now_ms: i64) -> (Day, bool) {
+    let day = s.days.period_of(now_ms, req.period);
     let fenced = s.fence.needs_gap(req.prefix, day.date);
     (day, fenced)
 }

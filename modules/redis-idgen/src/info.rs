@@ -69,6 +69,9 @@ fn state(f: &mut Fields, s: &State) {
         .field("workerid_fence_ms", s.lease_fence_ms)
         .field("workerid_namespaces_known", s.lease_seen.len() as u64)
         .field("reserved_until_ms", reserved_until)
+        .field("state_file_found", s.resumed.state_file)
+        .field("resumed_above_ms", s.resumed.above_ms)
+        .field("resumed_from", s.resumed.witness())
         .field("maxmemory_policy", s.eviction.policy())
         .field("eviction_can_evict", s.eviction.at_risk())
         .field("eviction_refusals", s.eviction.refused);
@@ -82,6 +85,9 @@ fn state(f: &mut Fields, s: &State) {
         .field("dateseq_refused", s.dateseq.refused)
         .field("dateseq_failover_gaps_taken", s.dateseq.gaps)
         .field("dateseq_failover_values_skipped", s.dateseq.skipped)
+        .field("dateseq_witness_counters", s.witnesses.len() as u64)
+        .field("dateseq_witness_bytes", s.witnesses.bytes() as u64)
+        .field("dateseq_witness_lowered", s.dateseq.lowered)
         // The key's check value, never the key: which key seals, to compare servers by.
         .field("seal_key_id", s.sealer.as_ref().map_or("", |k| k.key_id()));
 }
@@ -98,6 +104,7 @@ fn config(f: &mut Fields, c: &Config) {
             c.try_text(|c| &c.state_file).unwrap_or_default(),
         )
         .field("dateseq_failover_gap", c.int(|c| &c.dateseq_failover_gap))
+        .field("dateseq_witness_max", c.int(|c| &c.dateseq_witness_max))
         .field("dateseq_ttl_s", c.int(|c| &c.dateseq_ttl))
         .field("dateseq_digits", c.int(|c| &c.dateseq_digits))
         .field("sqids_alphabet", if custom { "custom" } else { "default" })

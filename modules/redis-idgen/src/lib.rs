@@ -51,6 +51,7 @@ mod load;
 mod registration;
 mod reply;
 mod reservation;
+mod resumed;
 mod seal;
 mod snowflake;
 mod state;

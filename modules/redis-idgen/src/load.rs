@@ -13,6 +13,7 @@ use crate::error::LoadError;
 use crate::eviction::{self, Eviction};
 use crate::ffi;
 use crate::reservation;
+use crate::resumed::Resumed;
 use crate::state::{Parts, State};
 
 /// The module's state, from the load arguments and Redis's configuration; `changed` hears of
@@ -38,7 +39,10 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
     if let Some(warning) = eviction.follow(eviction::read_policy(ctx), accepted) {
         ffi::log("warning", &warning);
     }
-    let reservation = match resolve_state_file(config)? {
+    // Before anything else reads the clock: the earliest this run can say it started.
+    let load_ms = SystemClock.now_ms();
+    let drift_floor_ms = load_ms.saturating_add(config.int(|c| &c.max_drift_ms));
+    let (reservation, found) = match resolve_state_file(config)? {
         Some(path) => {
             let lineage = Lineage {
                 layout: ids.settings().layout.clone(),
@@ -52,21 +56,27 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
                 }
                 Ok(())
             };
-            let (reservation, floor) =
-                reservation::start(path, lineage.record(), check).map_err(LoadError::StateFile)?;
-            ids.resume_after(floor);
-            Some(reservation)
+            let (reservation, found) =
+                reservation::start(path, lineage.record(), drift_floor_ms, check)
+                    .map_err(LoadError::StateFile)?;
+            (Some(reservation), Some(found))
         }
         None => {
             ffi::log(
                 "warning",
-                "idgen: idgen.state-file is empty: IDs may repeat after a restart",
+                "idgen: idgen.state-file is empty: IDs may repeat after a restart whose clock \
+                 is behind the last run's",
             );
-            None
+            (None, None)
         }
     };
+    let resumed = Resumed::decide(found.as_ref(), drift_floor_ms);
+    ids.resume_after(resumed.above_ms);
+    let line = resumed.describe(&config.text(|c| &c.state_file));
+    ffi::log(if resumed.warns() { "warning" } else { "notice" }, &line);
     let parts = Parts {
         ids,
+        resumed,
         reservation,
         replica: flags.contains(ContextFlags::SLAVE),
         cluster: flags

@@ -25,15 +25,14 @@
 //! clock itself.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use idgen_core::{Clock, SystemClock};
+use idgen_core::{durable, Clock, SystemClock};
 
 use crate::ffi::log;
 
@@ -154,21 +153,50 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// The latest reservation a state file may hold: the last ms of the year 9999.
 const LATEST_MS: i64 = 253_402_300_799_999;
 
-/// What an earlier run left: the time its IDs are reserved up to, and the words after it (the
-/// lineage; `None` in a file from before lineages were recorded).
-type Left = Option<(i64, Option<String>)>;
+/// What the state file held at load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// No file: a first start, or the file was lost.
+    Missing,
+    /// A file with nothing in it: truncated by hand, or emptied by a file system that lost it.
+    Empty,
+    /// An earlier run's reservation (ms since 1970) and the words after it (the lineage; `None`
+    /// in a file from before lineages were recorded).
+    Reserved(i64, Option<String>),
+}
+
+impl Found {
+    /// The reservation's time, if the file held one.
+    pub fn reserved_ms(&self) -> Option<i64> {
+        match self {
+            Found::Reserved(ms, _) => Some(*ms),
+            Found::Missing | Found::Empty => None,
+        }
+    }
+
+    /// A word for INFO and the log.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Found::Missing => "missing",
+            Found::Empty => "empty",
+            Found::Reserved(..) => "reserved",
+        }
+    }
+}
 
 /// Reads the reservation left by an earlier run, if any.
 ///
 /// # Errors
-/// When the file exists but cannot be read or does not start with a number.
-fn read(path: &Path) -> Result<Left, String> {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+/// When something other than a text file is in its place, or its text does not start with a
+/// time: this module never writes that, so it may be someone else's file.
+fn read(path: &Path) -> Result<Found, String> {
+    let Some(text) = durable::read(path).map_err(|e| e.to_string())? else {
+        return Ok(Found::Missing);
     };
     let text = text.trim();
+    if text.is_empty() {
+        return Ok(Found::Empty);
+    }
     let (time, rest) = text.split_once(' ').unwrap_or((text, ""));
     let until = time
         .parse::<i64>()
@@ -184,28 +212,21 @@ fn read(path: &Path) -> Result<Left, String> {
             )
         })?;
     let rest = rest.trim();
-    Ok(Some((until, (!rest.is_empty()).then(|| rest.to_string()))))
+    Ok(Found::Reserved(
+        until,
+        (!rest.is_empty()).then(|| rest.to_string()),
+    ))
 }
 
 /// Writes `until_ms` and the lineage `record` to `path` so that a crash at any point leaves
-/// the old or the new file: a temporary file, fsync, rename over the old one, fsync of the
-/// directory.
+/// the old or the new file ([`durable::replace`]).
 fn write(path: &Path, until_ms: i64, record: &str) -> std::io::Result<()> {
-    let tmp = sibling(path, ".tmp");
-    let mut file = File::create(&tmp)?;
-    writeln!(file, "{until_ms} {record}")?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
+    durable::replace(path, format!("{until_ms} {record}\n").as_bytes())
 }
 
-/// Takes the lock, reads the earlier run's reservation (the floor to resume above, 0 if none),
-/// lets `check` refuse it (given the floor and the lineage words the file recorded), makes the
-/// first reservation above it under `record`, and keeps extending it from a background thread.
+/// Takes the lock, reads what the earlier run left, lets `check` refuse its reservation (given
+/// the time and the lineage words the file recorded), makes the first reservation above both it
+/// and `at_least_ms` under `record`, and keeps extending it from a background thread.
 ///
 /// # Errors
 /// When another process holds the lock, the file cannot be read or written, or `check`
@@ -213,8 +234,9 @@ fn write(path: &Path, until_ms: i64, record: &str) -> std::io::Result<()> {
 pub fn start(
     path: PathBuf,
     record: String,
+    at_least_ms: i64,
     check: impl FnOnce(i64, Option<&str>) -> Result<(), String>,
-) -> Result<(Reservation, i64), String> {
+) -> Result<(Reservation, Found), String> {
     let lock_path = sibling(&path, ".lock");
     let lock_file = OpenOptions::new()
         .create(true)
@@ -227,11 +249,12 @@ pub fn start(
             lock_path.display()
         )
     })?;
-    let (floor, recorded) = read(&path)?.unwrap_or((0, None));
-    if floor > 0 {
-        check(floor, recorded.as_deref())?;
+    let found = read(&path)?;
+    if let Found::Reserved(until, recorded) = &found {
+        check(*until, recorded.as_deref())?;
     }
     let shared = Arc::new(Shared::default());
+    let floor = found.reserved_ms().unwrap_or(0).max(at_least_ms);
     let first = shared.high_water().max(floor) + MARGIN_MS;
     write(&path, first, &record).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     shared.durable_until.store(first, Ordering::Release);
@@ -247,7 +270,7 @@ pub fn start(
         thread: Some(thread),
         _lock: lock_file,
     };
-    Ok((reservation, floor))
+    Ok((reservation, found))
 }
 
 fn keep_extending(shared: &Shared, path: &Path, record: &str) {
@@ -287,6 +310,7 @@ fn keep_extending(shared: &Shared, path: &Path, record: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn file(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("idgen-reservation-{}", std::process::id()));
@@ -299,7 +323,7 @@ mod tests {
     #[test]
     fn a_missing_file_is_a_first_start() {
         let path = std::env::temp_dir().join("idgen-reservation-none/absent.state");
-        assert_eq!(read(&path), Ok(None));
+        assert_eq!(read(&path), Ok(Found::Missing));
     }
 
     #[test]
@@ -313,13 +337,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             read(&path),
-            Ok(Some((
+            Ok(Found::Reserved(
                 1_795_000_000_500,
                 Some("layout=twitter epoch=1288834974657".into())
-            )))
+            ))
         );
         assert!(
-            !sibling(&path, ".tmp").exists(),
+            !durable::temporary(&path).exists(),
             "the temporary file was renamed"
         );
     }
@@ -327,23 +351,28 @@ mod tests {
     #[test]
     fn a_bare_number_is_a_file_from_before_lineages() {
         let path = file("bare.state", "1795000000500\n");
-        assert_eq!(read(&path), Ok(Some((1_795_000_000_500, None))));
+        assert_eq!(read(&path), Ok(Found::Reserved(1_795_000_000_500, None)));
     }
 
     #[test]
     fn a_time_idgen_never_writes_is_refused_naming_the_file() {
-        for text in [
-            "-5 layout=twitter",
-            "yesterday",
-            "",
-            "253402300800000",
-            "1.5",
-        ] {
+        for text in ["-5 layout=twitter", "yesterday", "253402300800000", "1.5"] {
             let path = file("bad.state", text);
             let err = read(&path).unwrap_err();
             assert!(
                 err.starts_with(&path.display().to_string()) && err.contains("reservation time"),
                 "{text:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_empty_file_is_told_from_a_missing_one() {
+        for text in ["", "\n", "  \n"] {
+            assert_eq!(
+                read(&file("empty.state", text)),
+                Ok(Found::Empty),
+                "{text:?}"
             );
         }
     }

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use idgen_core::dateseq::{DayCache, Fence};
+use idgen_core::dateseq::{DayCache, Fence, Witnesses};
 use idgen_core::lease::Seen;
 use idgen_core::{Claim, Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
@@ -29,6 +29,7 @@ use crate::error::{CommandError, LoadError};
 use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
 use crate::reservation::Reservation;
+use crate::resumed::Resumed;
 
 /// The module: its configuration and its state.
 pub struct Module {
@@ -96,6 +97,8 @@ pub struct DateseqStats {
     pub refused: u64,
     /// Failover gaps taken (one per counter per promotion).
     pub gaps: u64,
+    /// Counters found below their witness (deleted, lowered, flushed, renamed, restored).
+    pub lowered: u64,
     /// Values skipped by those gaps.
     pub skipped: u64,
 }
@@ -110,6 +113,8 @@ pub struct State {
     pub callers: Callers,
     /// The restart reservation; `None` when `idgen.state-file` is empty.
     pub reservation: Option<Reservation>,
+    /// Where Snowflake IDs started at load, and why.
+    pub resumed: Resumed,
     /// Whether this server replicates another one, followed through role-change events.
     pub replica: bool,
     /// The other nodes' worker-id claims, on a cluster node.
@@ -122,6 +127,8 @@ pub struct State {
     pub key_names: KeyNameCache,
     /// Which counters still skip the failover gap in this term (since the last promotion).
     pub fence: Fence,
+    /// How far each counter went in its period: a counter found below it continues above it.
+    pub witnesses: Witnesses,
     /// DATESEQ.NEXT's counts.
     pub dateseq: DateseqStats,
     /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
@@ -147,6 +154,7 @@ pub struct State {
 /// What the state is made from at load, besides the configuration.
 pub struct Parts {
     pub ids: Generator<SystemClock>,
+    pub resumed: Resumed,
     pub reservation: Option<Reservation>,
     pub replica: bool,
     pub cluster: Option<Watch>,
@@ -171,11 +179,13 @@ impl State {
             ids: parts.ids,
             callers: Callers::default(),
             reservation: parts.reservation,
+            resumed: parts.resumed,
             replica: parts.replica,
             cluster: parts.cluster,
             eviction: parts.eviction,
             key_names: KeyNameCache::default(),
             fence: Fence::new(),
+            witnesses: Witnesses::new(witness_max(config)),
             dateseq: DateseqStats::default(),
             id_buf: Vec::new(),
             lease_seen: HashMap::new(),
@@ -200,6 +210,7 @@ impl State {
             Effect::RandomStart => self.ids.set_random_start(config.flag(|c| &c.random_start)),
             Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
             Effect::Sqids => self.sqids = config.sqid_codec()?,
+            Effect::WitnessMax => self.witnesses.set_max(witness_max(config)),
             Effect::SealKey => {
                 // The file was checked by CONFIG SET and is read again here: should it have
                 // changed in between, refuse sealing rather than go on with the old key.
@@ -261,6 +272,11 @@ fn lease_fence_from_now(config: &Config) -> i64 {
         .saturating_add(config.int(|c| &c.workerid_horizon_ms))
 }
 
+/// `idgen.dateseq-witness-max` as a count.
+fn witness_max(config: &Config) -> usize {
+    config.int(|c| &c.dateseq_witness_max) as usize
+}
+
 /// A generator of `form` over the system clock and a ChaCha generator seeded from the OS.
 fn generator(
     form: Form128,
@@ -278,6 +294,7 @@ mod tests {
         let ids = Generator::new(config.settings().unwrap(), SystemClock).unwrap();
         let parts = Parts {
             ids,
+            resumed: Resumed::decide(None, 0),
             reservation: None,
             replica: false,
             cluster: None,

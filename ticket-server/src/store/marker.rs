@@ -8,9 +8,11 @@
 //!   `--start-above H`, H at least the highest ticket any server of the old set handed out: the
 //!   directory's sequences all continue above it under the new offset and increment.
 
-use std::fs::{self, File};
-use std::io::Write;
+use std::collections::BTreeMap;
+use std::fs;
 use std::path::{Path, PathBuf};
+
+use idgen_core::durable;
 
 use super::fields::{Fields, LAST_TICKET};
 use super::{read_bound_file, write_bound, OpenError, Step};
@@ -31,25 +33,39 @@ pub enum Start {
 const MARKER: &str = "STORE";
 /// Its first words.
 const HEADER: &str = "ticket-store v1";
+/// The first word of each of its sequence lines, before the name.
+const SEQUENCE: &str = "sequence=";
 /// What else a store's directory may hold: its lock, temporary files, and what a freshly made
 /// file system puts at its root.
 const OURS: &[&str] = &["LOCK", "STORE.tmp", "lost+found"];
 
-/// Opens the marker of `dir` for a server of `step`, writing it as `start` allows: the floor
-/// every ticket must reach (0 for none).
-pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> Result<u64, OpenError> {
+/// What a store's marker records: the server's step, the floor every ticket is above, and the
+/// last bound written for each sequence (the witness its file is checked against).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Record {
+    pub floor: u64,
+    pub bounds: BTreeMap<String, u64>,
+}
+
+/// Opens the marker of `dir` for a server of `step`, writing it as `start` allows, and checks
+/// every sequence file against it: the floor every ticket must reach (0 for none) and the
+/// bounds recorded.
+pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> Result<Record, OpenError> {
     let path = dir.join(MARKER);
     let recorded = read_marker(&path)?;
     let sequences = sequence_files(dir)?;
-    let floor = match (recorded, start) {
+    match (recorded, start) {
         (Some((found, _)), Start::Existing | Start::Init) if found != step => {
-            return Err(OpenError::OtherStep {
+            Err(OpenError::OtherStep {
                 path: dir.to_path_buf(),
                 found,
                 wanted: step,
             })
         }
-        (Some((_, floor)), Start::Existing | Start::Init) => return Ok(floor),
+        (Some((_, record)), Start::Existing | Start::Init) => {
+            check_sequences(dir, step, &record)?;
+            adopt(step, record, &sequences)
+        }
         (recorded, Start::Above(n)) => {
             if recorded.is_none() && sequences.is_empty() {
                 refuse_foreign(dir)?;
@@ -58,23 +74,62 @@ pub(super) fn open_marker(dir: &Path, step: Step, start: Start) -> Result<u64, O
                 .checked_add(1)
                 .filter(|f| *f <= LAST_TICKET)
                 .ok_or(OpenError::Exhausted(n))?;
-            return renumber(
-                dir,
-                step,
-                recorded.map_or(0, |(_, f)| f).max(floor),
-                &sequences,
-            );
+            // What the marker witnessed stays a floor, whatever the operator says.
+            let witnessed = recorded.map_or(0, |(_, r)| {
+                r.bounds.values().copied().fold(r.floor, u64::max)
+            });
+            renumber(dir, step, witnessed.max(floor), &sequences)
         }
-        // Written before the marker existed: the sequence files make it a store.
-        (None, _) if !sequences.is_empty() => 0,
+        // Sequence files without the marker that witnesses them: they may be older copies.
+        (None, _) if !sequences.is_empty() => Err(OpenError::NoMarker(dir.to_path_buf())),
         (None, Start::Init) => {
             refuse_foreign(dir)?;
-            0
+            let record = Record::default();
+            write_marker(dir, step, &record)?;
+            Ok(record)
         }
-        (None, Start::Existing) => return Err(OpenError::NoStore(dir.to_path_buf())),
-    };
-    write_marker(dir, step, floor)?;
-    Ok(floor)
+        (None, Start::Existing) => Err(OpenError::NoStore(dir.to_path_buf())),
+    }
+}
+
+/// Refuses a sequence the marker records whose file is gone, of another step, or behind the
+/// bound recorded: it would hand out again what it handed out before.
+pub(super) fn check_sequences(dir: &Path, step: Step, record: &Record) -> Result<(), OpenError> {
+    for (name, &recorded) in &record.bounds {
+        let path = sequence_path(dir, name);
+        match read_bound_file(&path)? {
+            None => return Err(OpenError::SequenceMissing { path, recorded }),
+            Some((found, _)) if found != step => {
+                return Err(OpenError::OtherStep {
+                    path,
+                    found,
+                    wanted: step,
+                })
+            }
+            Some((_, bound)) if bound < recorded => {
+                return Err(OpenError::SequenceBehind {
+                    path,
+                    bound,
+                    recorded,
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The record with the sequence files it does not name yet: a sequence made just before a
+/// crash, whose file was written and the marker not (its file is then its own witness).
+fn adopt(step: Step, mut record: Record, sequences: &[PathBuf]) -> Result<Record, OpenError> {
+    for file in sequences {
+        let name = sequence_name(file);
+        if !record.bounds.contains_key(&name) {
+            let bound = super::read_bound(file, step)?;
+            record.bounds.insert(name, bound);
+        }
+    }
+    Ok(record)
 }
 
 /// Makes `dir` a store of `step` whose every ticket is at least `floor`: after a lost disk, or
@@ -85,18 +140,25 @@ fn renumber(
     step: Step,
     mut floor: u64,
     sequences: &[PathBuf],
-) -> Result<u64, OpenError> {
+) -> Result<Record, OpenError> {
     let mut foreign = Vec::new();
+    let mut bounds = BTreeMap::new();
     for file in sequences {
         if let Some((file_step, bound)) = read_bound_file(file)? {
             if file_step != step {
                 floor = floor.max(bound);
                 foreign.push(file);
+            } else {
+                bounds.insert(sequence_name(file), bound);
             }
         }
     }
+    for file in &foreign {
+        bounds.insert(sequence_name(file), floor);
+    }
+    let record = Record { floor, bounds };
     // The marker first: cut short here, a restart with the same flags finishes the job.
-    write_marker(dir, step, floor)?;
+    write_marker(dir, step, &record)?;
     for file in &foreign {
         write_bound(file, step, floor).map_err(OpenError::io(file))?;
     }
@@ -104,7 +166,7 @@ fn renumber(
         tracing::warn!(dir = %dir.display(), step.offset, step.increment, floor,
             "renumbered into a new generation");
     }
-    Ok(floor)
+    Ok(record)
 }
 
 /// Refuses to make a store in a directory that holds files no store has: a wrong path.
@@ -122,29 +184,44 @@ fn refuse_foreign(dir: &Path) -> Result<(), OpenError> {
     Ok(())
 }
 
-/// The highest ticket the store in `dir` may have handed out (0 for none): what the next
-/// generation must start above. Read with the servers stopped.
+/// The step of the store in `dir` and the highest ticket it may have handed out (0 for none):
+/// what the next generation must start above. Read with the server stopped.
 ///
 /// # Errors
-/// When the directory or a file in it cannot be read, or it holds no store: a wrong path or an
-/// unmounted disk would understate the highest ticket, and the new generation repeat tickets.
-pub fn highest_handed_out(dir: &Path) -> Result<u64, OpenError> {
+/// When the directory or a file in it cannot be read, it holds no store, or a sequence file is
+/// missing or behind the marker: a wrong path, an unmounted disk or a lost file would
+/// understate the highest ticket, and the new generation repeat tickets.
+pub(super) fn highest_in(dir: &Path) -> Result<(Step, u64), OpenError> {
     if !dir.is_dir() {
         return Err(OpenError::NotADirectory(dir.to_path_buf()));
     }
     let marker = read_marker(&dir.join(MARKER))?;
     let sequences = sequence_files(dir)?;
-    if marker.is_none() && sequences.is_empty() {
-        return Err(OpenError::NoStore(dir.to_path_buf()));
-    }
-    let mut bound = marker.map_or(0, |(_, floor)| floor);
+    let (step, record) = match marker {
+        Some(found) => found,
+        None if sequences.is_empty() => return Err(OpenError::NoStore(dir.to_path_buf())),
+        None => return Err(OpenError::NoMarker(dir.to_path_buf())),
+    };
+    check_sequences(dir, step, &record)?;
+    let mut bound = record.bounds.values().copied().fold(record.floor, u64::max);
     for file in sequences {
         if let Some((_, b)) = read_bound_file(&file)? {
             bound = bound.max(b);
         }
     }
     // Tickets are handed out only below a bound.
-    Ok(bound.saturating_sub(1))
+    Ok((step, bound.saturating_sub(1)))
+}
+
+/// `<dir>/<name>.seq`.
+pub(super) fn sequence_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.seq"))
+}
+
+/// The sequence a `.seq` file is of.
+fn sequence_name(file: &Path) -> String {
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    name.strip_suffix(".seq").unwrap_or(&name).to_string()
 }
 
 fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>, OpenError> {
@@ -158,32 +235,46 @@ fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>, OpenError> {
     Ok(files)
 }
 
-fn read_marker(path: &Path) -> Result<Option<(Step, u64)>, OpenError> {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(OpenError::io(path)(e)),
+fn read_marker(path: &Path) -> Result<Option<(Step, Record)>, OpenError> {
+    let Some(text) = durable::read(path)? else {
+        return Ok(None);
     };
-    let fields = Fields::new(path, &text, HEADER, "ticket store marker")?;
-    Ok(Some((fields.step()?, fields.get("floor", 0, LAST_TICKET)?)))
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    let fields = Fields::new(path, first, HEADER, "ticket store marker")?;
+    let mut record = Record {
+        floor: fields.get("floor", 0, LAST_TICKET)?,
+        bounds: BTreeMap::new(),
+    };
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let fields = Fields::new(path, line, SEQUENCE, "ticket store marker's sequence line")?;
+        let name = line[SEQUENCE.len()..]
+            .split_whitespace()
+            .next()
+            .filter(|n| super::check_name(n).is_ok())
+            .ok_or_else(|| OpenError::NotOurs {
+                path: path.to_path_buf(),
+                what: "ticket store marker's sequence line (name)",
+                starts: line.chars().take(64).collect(),
+                header: SEQUENCE,
+            })?;
+        record
+            .bounds
+            .insert(name.to_string(), fields.get("bound", 0, LAST_TICKET)?);
+    }
+    Ok(Some((fields.step()?, record)))
 }
 
-/// Replaces the marker atomically (temporary file, fsync, rename, directory fsync).
-fn write_marker(dir: &Path, step: Step, floor: u64) -> Result<(), OpenError> {
+/// Replaces the marker durably ([`durable::replace`]): the step and floor on its first line,
+/// then a line per sequence with the last bound written for it.
+pub(super) fn write_marker(dir: &Path, step: Step, record: &Record) -> Result<(), OpenError> {
     let path = dir.join(MARKER);
-    let text = format!(
-        "{HEADER} offset={} increment={} floor={floor}\n",
-        step.offset, step.increment
+    let mut text = format!(
+        "{HEADER} offset={} increment={} floor={}\n",
+        step.offset, step.increment, record.floor
     );
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let write = || -> std::io::Result<()> {
-        let mut file = File::create(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        fs::rename(&tmp, &path)?;
-        File::open(dir)?.sync_all()
-    };
-    write().map_err(OpenError::io(&path))
+    for (name, bound) in &record.bounds {
+        text.push_str(&format!("{SEQUENCE}{name} bound={bound}\n"));
+    }
+    durable::replace(&path, text.as_bytes()).map_err(OpenError::io(&path))
 }

@@ -20,6 +20,8 @@ use std::time::Duration;
 mod bound_file;
 mod error;
 mod fields;
+mod highest;
+mod ledger;
 mod marker;
 mod open_error;
 mod sequence;
@@ -28,10 +30,13 @@ mod step;
 use bound_file::{read_bound, read_bound_file, write_bound};
 pub use error::StoreError;
 pub use fields::LAST_TICKET;
-use marker::open_marker;
-pub use marker::{highest_handed_out, Start};
+pub use highest::highest_handed_out;
+use ledger::Ledger;
+pub use marker::Start;
+use marker::{open_marker, sequence_path};
 pub use open_error::OpenError;
 use prometheus_client::metrics::histogram::Histogram;
+use sequence::Place;
 pub use sequence::Sequence;
 pub use step::Step;
 
@@ -52,6 +57,8 @@ pub struct Store {
     /// Every ticket is at least this (from `--start-above`); 0 for none.
     floor: u64,
     sequences: Mutex<HashMap<String, Arc<Sequence>>>,
+    /// The marker's record of each sequence's last bound (`ledger.rs`).
+    ledger: Arc<Ledger>,
     /// The `default` sequence once used: TICKET.NEXT without a name takes it without the map's
     /// lock and hashing (260 of the 5,200 instructions a call cost, callgrind).
     default: OnceLock<Arc<Sequence>>,
@@ -81,13 +88,14 @@ impl Store {
         if lock.try_lock().is_err() {
             return Err(OpenError::InUse(dir.to_path_buf()));
         }
-        let floor = open_marker(dir, step, start)?;
+        let record = open_marker(dir, step, start)?;
         let store = Store {
             dir: dir.to_path_buf(),
             step,
             block: block.max(1),
-            floor,
+            floor: record.floor,
             sequences: Mutex::new(HashMap::new()),
+            ledger: Arc::new(Ledger::new(dir.to_path_buf(), step, record)),
             default: OnceLock::new(),
             bound_writes: Histogram::new(bound_write_buckets()),
             _lock: lock,
@@ -143,12 +151,17 @@ impl Store {
         if sequences.len() >= MAX_SEQUENCES {
             return Err(StoreError::TooManySequences.into());
         }
-        let path = self.dir.join(format!("{name}.seq"));
-        // Above the store's floor, for a sequence on disk or not.
-        let bound = read_bound(&path, self.step)?.max(self.floor);
+        let path = sequence_path(&self.dir, name);
+        // Above the store's floor and the marker's record, for a sequence on disk or not.
+        let recorded = self.ledger.recorded(name).unwrap_or(0);
+        let bound = read_bound(&path, self.step)?.max(self.floor).max(recorded);
         let next = self.step.index_at(bound);
         let seq = Arc::new(Sequence::new(
-            path,
+            Place {
+                path,
+                name: name.to_string(),
+                ledger: Arc::clone(&self.ledger),
+            },
             self.step,
             self.block,
             next,
@@ -196,7 +209,7 @@ impl Store {
     }
 }
 /// 1 to 64 of `A-Z a-z 0-9 _ . -`.
-fn check_name(name: &str) -> Result<(), StoreError> {
+pub(super) fn check_name(name: &str) -> Result<(), StoreError> {
     let valid = (1..=64).contains(&name.len())
         && name
             .bytes()
@@ -208,7 +221,6 @@ fn check_name(name: &str) -> Result<(), StoreError> {
     }
 }
 
-/// Replaces `path` so that a crash leaves the old bound or the new one, never neither.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,6 +402,119 @@ mod tests {
         let store = Store::open(&d, three, 4, Start::Above(last)).unwrap();
         let next = store.sequence("a").unwrap().take(1).await.unwrap();
         assert!(next > last && next % 3 == 1, "{next}");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// A store of `ODD` in `d` whose sequence `a` handed out tickets and was closed, and the
+    /// text of its file after its first block (an older copy).
+    async fn used_store(d: &Path) -> String {
+        let store = Store::open(d, ODD, 4, Start::Init).unwrap();
+        let seq = store.sequence("a").unwrap();
+        seq.take(1).await.unwrap();
+        let older = fs::read_to_string(d.join("a.seq")).unwrap();
+        seq.take(20).await.unwrap();
+        store.close().await;
+        older
+    }
+
+    #[tokio::test]
+    async fn a_sequence_file_lost_or_put_back_older_is_refused_naming_it_and_the_way_out() {
+        type Lose = fn(&Path, &str);
+        let losses: [(&str, Lose, &str); 4] = [
+            (
+                "deleted",
+                |d, _| fs::remove_file(d.join("a.seq")).unwrap(),
+                "is missing",
+            ),
+            (
+                "older",
+                |d, older| fs::write(d.join("a.seq"), older).unwrap(),
+                "below the bound",
+            ),
+            (
+                "renamed away",
+                |d, _| fs::rename(d.join("a.seq"), d.join("a.seq.old")).unwrap(),
+                "is missing",
+            ),
+            (
+                "a directory in its place",
+                |d, _| {
+                    fs::remove_file(d.join("a.seq")).unwrap();
+                    fs::create_dir(d.join("a.seq")).unwrap()
+                },
+                "not a regular file",
+            ),
+        ];
+        for (loss, lose, says) in losses {
+            let d = dir(&format!("lost-{}", loss.replace(' ', "-")));
+            let older = used_store(&d).await;
+            let highest = highest_handed_out(&[d.clone()]);
+            assert!(highest.is_err(), "{loss}: a set of one of increment 2");
+            lose(&d, &older);
+            let err = Store::open(&d, ODD, 4, Start::Existing)
+                .err()
+                .unwrap_or_else(|| panic!("{loss}: opened"))
+                .to_string();
+            assert!(err.contains(says), "{loss}: {err}");
+            assert!(
+                err.contains(&d.join("a.seq").display().to_string()),
+                "{loss}: {err}"
+            );
+            if says != "not a regular file" {
+                assert!(
+                    err.contains("--start-above N, N at least 42"),
+                    "{loss}: {err}"
+                );
+            }
+            let _ = fs::remove_dir_all(&d);
+        }
+    }
+
+    #[tokio::test]
+    async fn below_the_marker_start_above_still_continues_above_what_the_marker_saw() {
+        let d = dir("witnessed");
+        used_store(&d).await;
+        fs::remove_file(d.join("a.seq")).unwrap();
+        // The operator's N is too low: the marker's record wins.
+        let store = Store::open(&d, ODD, 4, Start::Above(3)).unwrap();
+        let t = store.sequence("a").unwrap().take(1).await.unwrap();
+        assert!(t > 41, "{t} repeats a ticket");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[tokio::test]
+    async fn sequence_files_without_their_marker_are_refused() {
+        let d = dir("nomarker");
+        used_store(&d).await;
+        fs::remove_file(d.join("STORE")).unwrap();
+        for start in [Start::Existing, Start::Init] {
+            let err = Store::open(&d, ODD, 4, start).err().unwrap().to_string();
+            assert!(
+                err.contains("no STORE marker") && err.contains("--start-above"),
+                "{err}"
+            );
+        }
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[tokio::test]
+    async fn a_closed_store_restarts_without_a_gap_and_a_crashed_one_above_its_block() {
+        let d = dir("close");
+        let store = Store::open(&d, ODD, 100, Start::Init).unwrap();
+        let seq = store.sequence("a").unwrap();
+        assert_eq!(seq.take(1).await.unwrap(), 1);
+        store.close().await;
+        drop(store);
+        let store = Store::open(&d, ODD, 100, Start::Existing).unwrap();
+        let seq = store.sequence("a").unwrap();
+        assert_eq!(
+            seq.take(1).await.unwrap(),
+            3,
+            "the marker was lowered with the file"
+        );
+        drop(store);
+        let store = Store::open(&d, ODD, 100, Start::Existing).unwrap();
+        assert!(store.sequence("a").unwrap().take(1).await.unwrap() > 3);
         let _ = fs::remove_dir_all(&d);
     }
 

@@ -81,6 +81,45 @@ pub enum OpenError {
     /// A sequence name or count the store refuses.
     #[error(transparent)]
     Sequence(#[from] StoreError),
+    /// Sequence files without the `STORE` marker that witnesses them.
+    #[error(
+        "{} holds sequence files but no STORE marker, the record they are checked against: \
+         they may be older copies. If the server's disk was restored or its files lost, pass \
+         --start-above N, N at least the highest ticket it may have handed out", .0.display()
+    )]
+    NoMarker(PathBuf),
+    /// A sequence the marker records, whose file is gone.
+    #[error(
+        "{} is missing, yet the store's marker records it with bound {recorded}: it would hand \
+         out its tickets again. Put the file back, or pass --start-above N, N at least {} (the \
+         highest ticket it may have handed out)",
+        path.display(), recorded.saturating_sub(1)
+    )]
+    SequenceMissing { path: PathBuf, recorded: u64 },
+    /// A sequence file behind the bound the marker records: an older copy.
+    #[error(
+        "{} holds bound {bound}, below the bound {recorded} the store's marker records for it: \
+         an older copy would hand out tickets again. Put the newer file back, or pass \
+         --start-above N, N at least {}",
+        path.display(), recorded.saturating_sub(1)
+    )]
+    SequenceBehind {
+        path: PathBuf,
+        bound: u64,
+        recorded: u64,
+    },
+    /// A data directory a running server holds, given to `highest`.
+    #[error(
+        "{} is held by a running ticket server: stop every server of the set before reading \
+         the highest ticket (its bounds still move)", .0.display()
+    )]
+    Running(PathBuf),
+    /// `highest` given directories that are not one whole set of servers.
+    #[error("not one whole set of servers: {0}")]
+    NotOneSet(String),
+    /// A state file that is not a readable text file (a directory, a link to nothing, ...).
+    #[error(transparent)]
+    Unreadable(#[from] idgen_core::durable::ReadError),
 }
 
 impl OpenError {

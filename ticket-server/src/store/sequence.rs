@@ -9,6 +9,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::Notify;
 
 use super::bound_file::write_bound;
+use super::ledger::Ledger;
 use super::{Step, StoreError, RETRY_WRITE_EVERY};
 
 struct State {
@@ -23,9 +24,35 @@ struct State {
     failed: Option<(String, Instant)>,
 }
 
+/// Where a sequence's bound is written: its file, and its line in the store's marker.
+pub(super) struct Place {
+    pub path: PathBuf,
+    pub name: String,
+    pub ledger: Arc<Ledger>,
+}
+
+impl Place {
+    /// Writes a higher `bound`: the sequence's file first, then the marker (see `ledger.rs`).
+    fn raise(&self, step: Step, bound: u64) -> Result<(), String> {
+        write_bound(&self.path, step, bound).map_err(|e| e.to_string())?;
+        self.ledger
+            .record(&self.name, bound)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Writes a lower `bound` (the exact next ticket, at close): the marker first, then the
+    /// sequence's file, so that the file is never found behind the marker.
+    fn lower(&self, step: Step, bound: u64) -> Result<(), String> {
+        self.ledger
+            .record(&self.name, bound)
+            .map_err(|e| e.to_string())?;
+        write_bound(&self.path, step, bound).map_err(|e| e.to_string())
+    }
+}
+
 /// One named sequence.
 pub struct Sequence {
-    path: PathBuf,
+    place: Arc<Place>,
     step: Step,
     block: u64,
     state: Mutex<State>,
@@ -37,14 +64,14 @@ pub struct Sequence {
 impl Sequence {
     /// A sequence whose bound on disk covers tickets below index `next`.
     pub(super) fn new(
-        path: PathBuf,
+        place: Place,
         step: Step,
         block: u64,
         next: u64,
         bound_writes: Histogram,
     ) -> Sequence {
         Sequence {
-            path,
+            place: Arc::new(place),
             step,
             block,
             state: Mutex::new(State {
@@ -131,12 +158,12 @@ impl Sequence {
         let Some(bound) = self.step.ticket(next) else {
             return;
         };
-        let (path, step) = (self.path.clone(), self.step);
-        match tokio::task::spawn_blocking(move || write_bound(&path, step, bound)).await {
+        let (place, step) = (Arc::clone(&self.place), self.step);
+        match tokio::task::spawn_blocking(move || place.lower(step, bound)).await {
             Ok(Ok(())) => {}
             // The block's bound stays: a gap, never a repeat.
             _ => {
-                tracing::warn!(path = %self.path.display(), "could not record the exact next ticket")
+                tracing::warn!(path = %self.place.path.display(), "could not record the exact next ticket")
             }
         }
     }
@@ -153,12 +180,12 @@ impl Sequence {
     /// Makes tickets below index `target` durable, then lets callers have them.
     async fn extend(self: &Arc<Self>, target: u64) {
         let bound = self.step.ticket(target).unwrap_or(i64::MAX as u64);
-        let (path, step) = (self.path.clone(), self.step);
+        let (place, step) = (Arc::clone(&self.place), self.step);
         let started = Instant::now();
-        let written = tokio::task::spawn_blocking(move || write_bound(&path, step, bound))
+        let written = tokio::task::spawn_blocking(move || place.raise(step, bound))
             .await
             .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()));
+            .and_then(|r| r);
         self.bound_writes.observe(started.elapsed().as_secs_f64());
         {
             let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -167,12 +194,12 @@ impl Sequence {
                 Ok(()) => {
                     s.limit = s.limit.max(target);
                     if s.failed.take().is_some() {
-                        tracing::warn!(path = %self.path.display(), "ticket bound written again; issuing resumed");
+                        tracing::warn!(path = %self.place.path.display(), "ticket bound written again; issuing resumed");
                     }
                 }
                 Err(why) => {
                     if s.failed.is_none() {
-                        tracing::error!(path = %self.path.display(), %why, "cannot write the ticket bound; retrying");
+                        tracing::error!(path = %self.place.path.display(), %why, "cannot write the ticket bound; retrying");
                     }
                     s.failed = Some((why, Instant::now()));
                 }

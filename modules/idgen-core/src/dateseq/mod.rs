@@ -1,15 +1,18 @@
 //! Date sequences: `yyyyMMdd * 10^digits + seq`, from a per-day counter.
 //!
 //! The counter itself lives elsewhere (a Redis string key); this module decides which day it
-//! is in a time zone ([`calendar`]), what the counter key is called ([`key`]) and how a counter
-//! value becomes an ID ([`value`]), and which counters must skip ahead after a promotion ([`fence`]).
+//! is in a time zone ([`calendar`]), what the counter key is called ([`key`]), how a counter
+//! value becomes an ID ([`value`]), which counters must skip ahead after a promotion
+//! ([`fence`]), and how far each counter went ([`witness`]).
 
 pub mod calendar;
 pub mod fence;
 pub mod key;
 pub mod value;
+pub mod witness;
 
 pub use calendar::{Calendar, Day, DayCache, Period, ZoneError};
 pub use fence::Fence;
 pub use key::{counter_key, parse_counter, KeyError};
 pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};
+pub use witness::{Lowered, Witnesses};

@@ -34,11 +34,11 @@ pub struct KeyNameCache {
 unsafe impl Send for KeyNameCache {}
 
 impl KeyNameCache {
-    /// The Redis string naming the counter key of `prefix` on `date`.
+    /// The Redis string naming the counter key of `prefix` on `date`, and the name's bytes.
     ///
     /// # Errors
     /// The prefix cannot name a key ([`counter_key`]'s errors).
-    pub fn get(&mut self, prefix: &[u8], date: u32) -> Result<&RedisString, CommandError> {
+    pub fn get(&mut self, prefix: &[u8], date: u32) -> Result<(&RedisString, &[u8]), CommandError> {
         let fresh = self.name.is_some() && self.date == date && self.prefix == prefix;
         if !fresh {
             counter_key(prefix, date, &mut self.buf)?;
@@ -49,7 +49,7 @@ impl KeyNameCache {
             self.name = Some(name);
         }
         match &self.name {
-            Some(name) => Ok(name),
+            Some(name) => Ok((name, &self.buf)),
             None => Err(CommandError::MissingApi("RedisModule_CreateString")),
         }
     }

@@ -277,3 +277,92 @@ fn dateseq_counters_lost_every_way_while_running_repeat_nothing() {
     eprintln!("{cases} DATESEQ cases: a counter lost while running, every way, every period");
     assert!(cases >= 150);
 }
+
+/// A hand edit of a live holder's record `"<token> <expires> <until> <floor>"`, as a new value
+/// (`None`: the field removed).
+type Edit = fn(u64, i64, i64, i64) -> Option<String>;
+
+#[test]
+fn a_lease_record_edited_by_hand_is_refused_as_foreign_naming_its_field() {
+    let server = Server::start_with(Options::module(&["workerid-horizon-ms", "2000"]));
+    server.wait_past_lease_fence();
+    let mut con = server.connection();
+    let edits: &[(&str, Edit)] = &[
+        ("made to look expired", |t, _, u, f| {
+            Some(format!("{t} 1 {u} {f}"))
+        }),
+        ("released", |t, _, u, f| Some(format!("{t} 0 {u} {f}"))),
+        ("until lowered", |t, e, _, f| {
+            Some(format!("{t} {e} {f} {f}"))
+        }),
+        ("expiry lowered", |t, e, u, f| {
+            Some(format!("{t} {} {u} {f}", e - 500))
+        }),
+        ("another token", |t, e, u, f| {
+            Some(format!("{} {e} {u} {f}", t - 1))
+        }),
+        ("removed (HDEL)", |_, _, _, _| None),
+    ];
+    let commands: [(&str, fn(&str, &[i64; 4]) -> Vec<String>); 3] = [
+        ("ACQUIRE", |ns, _| {
+            ["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "2"]
+                .map(String::from)
+                .to_vec()
+        }),
+        ("RENEW", |ns, g| {
+            let (w, t) = (g[0].to_string(), g[1].to_string());
+            ["WORKERID.RENEW", ns, &w, &t, "TTL", "2000"]
+                .map(String::from)
+                .to_vec()
+        }),
+        ("LIST", |ns, _| {
+            ["WORKERID.LIST", ns].map(String::from).to_vec()
+        }),
+    ];
+    let mut cases = 0;
+    for (edit_name, edit) in edits {
+        for (command_name, command) in &commands {
+            cases += 1;
+            let case = format!("{edit_name} / {command_name}");
+            let ns = format!("fleet{cases}");
+            let grant: Vec<i64> = cmd(&["WORKERID.ACQUIRE", &ns, "TTL", "2000", "MAX", "2"])
+                .query(&mut con)
+                .unwrap();
+            let grant: [i64; 4] = grant.try_into().unwrap();
+            let until = (now_ms() + 1_500).to_string();
+            let (w, t) = (grant[0].to_string(), grant[1].to_string());
+            let _: Vec<i64> = cmd(&[
+                "WORKERID.RENEW",
+                &ns,
+                &w,
+                &t,
+                "TTL",
+                "2000",
+                "UNTIL",
+                &until,
+            ])
+            .query(&mut con)
+            .unwrap();
+            let record: String = cmd(&["HGET", &ns, &w]).query(&mut con).unwrap();
+            let parts: Vec<i64> = record.split(' ').map(|p| p.parse().unwrap()).collect();
+            match edit(parts[0] as u64, parts[1], parts[2], parts[3]) {
+                Some(value) => run(&mut con, &["HSET", &ns, &w, &value]),
+                None => run(&mut con, &["HDEL", &ns, &w]),
+            }
+            let words = command(&ns, &grant);
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let err = idgen_tests::error_of(&mut con, &cmd(&words));
+            assert!(
+                err.contains(&format!("field \"{w}\"")) && err.contains("changed by hand"),
+                "{case}: {err}"
+            );
+            // Put back, the namespace serves again, and the holder renews as before.
+            run(&mut con, &["HSET", &ns, &w, &record]);
+            let _: Vec<i64> = cmd(&["WORKERID.RENEW", &ns, &w, &t, "TTL", "2000"])
+                .query(&mut con)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+        }
+    }
+    eprintln!("{cases} lease cases: a live holder's record edited by hand, every command");
+    assert_eq!(cases, 18);
+}

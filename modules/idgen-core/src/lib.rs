@@ -45,6 +45,7 @@ pub mod clock;
 pub mod dateseq;
 pub mod durable;
 pub mod generator;
+pub mod grants;
 pub mod layout;
 pub mod lease;
 pub mod lineage;

@@ -68,6 +68,7 @@ fn state(f: &mut Fields, s: &State) {
         .field("dateseq_promotions", s.fence.term())
         .field("workerid_fence_ms", s.lease_fence_ms)
         .field("workerid_namespaces_known", s.lease_seen.len() as u64)
+        .field("workerid_leases_witnessed", s.lease_granted.len() as u64)
         .field("reserved_until_ms", reserved_until)
         .field("state_file_found", s.resumed.state_file)
         .field("resumed_above_ms", s.resumed.above_ms)

@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 
 use idgen_core::dateseq::{DayCache, Fence, Witnesses};
+use idgen_core::grants::Granted;
 use idgen_core::lease::Seen;
 use idgen_core::{Claim, Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
@@ -146,6 +147,8 @@ pub struct State {
     /// The highest version and token this process wrote or read in each lease namespace: one
     /// found below it went back (`idgen_core::lease::Pool::reset_if_behind`).
     pub lease_seen: HashMap<Vec<u8>, Seen>,
+    /// The live leases this process last wrote: a record found otherwise was changed by hand.
+    pub lease_granted: Granted,
     /// Lease grants start above this: the load or latest promotion plus the horizon, as the
     /// namespaces this server holds may lack renewals an older copy never saw.
     pub lease_fence_ms: i64,
@@ -189,6 +192,7 @@ impl State {
             dateseq: DateseqStats::default(),
             id_buf: Vec::new(),
             lease_seen: HashMap::new(),
+            lease_granted: Granted::default(),
             lease_fence_ms: lease_fence_from_now(config),
         })
     }
@@ -237,6 +241,8 @@ impl State {
     /// `idgen_core::dateseq::fence`) and fences lease grants for a horizon.
     pub fn set_role(&mut self, replica: bool) {
         self.replica = replica;
+        // Another primary may have written every lease record meanwhile.
+        self.lease_granted.clear();
         if !replica {
             self.fence.new_term();
             self.lease_fence_ms = lease_fence_from_now(self.config);

@@ -7,7 +7,8 @@
 //! The namespace never keeps an expiry (each write `PERSIST`s it), and a namespace that vanished
 //! or went back since this process last saw it is reset before anything else
 //! (`idgen_core::lease::Pool::reset_if_behind`): its old leases are void, grants start above
-//! the horizon.
+//! the horizon. A live lease's record that differs from what this process last wrote was
+//! changed by hand, and the namespace is refused (`idgen_core::grants`).
 
 use std::collections::HashMap;
 
@@ -168,6 +169,13 @@ fn open(
         fence_ms: s.lease_fence_ms,
     };
     let seen = s.lease_seen.get(ns).copied().unwrap_or_default();
+    let behind = pool.seen().max(seen) != pool.seen();
+    if behind {
+        // Every lease granted before is void: nothing left to witness.
+        s.lease_granted.forget(ns);
+    } else {
+        s.lease_granted.check(ns, &pool, now)?;
+    }
     let reset = writable && pool.reset_if_behind(seen, now, &terms);
     remember(&mut s.lease_seen, ns, pool.seen());
     if reset {
@@ -248,6 +256,10 @@ fn write(
     let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
     result.map_err(failed)?;
     remember(&mut s.lease_seen, ns, pool.seen());
+    if let Some(lease) = pool.leases.get(&worker_id) {
+        s.lease_granted
+            .record(ns, worker_id, *lease, SystemClock.now_ms());
+    }
     Ok(())
 }
 

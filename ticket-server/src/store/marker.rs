@@ -123,10 +123,10 @@ pub(super) fn check_sequences(dir: &Path, step: Step, record: &Record) -> Result
 /// crash, whose file was written and the marker not (its file is then its own witness).
 fn adopt(step: Step, mut record: Record, sequences: &[PathBuf]) -> Result<Record, OpenError> {
     for file in sequences {
-        let name = sequence_name(file);
-        if !record.bounds.contains_key(&name) {
-            let bound = super::read_bound(file, step)?;
-            record.bounds.insert(name, bound);
+        if let std::collections::btree_map::Entry::Vacant(unnamed) =
+            record.bounds.entry(sequence_name(file))
+        {
+            unnamed.insert(super::read_bound(file, step)?);
         }
     }
     Ok(record)

@@ -448,7 +448,7 @@ mod tests {
         for (loss, lose, says) in losses {
             let d = dir(&format!("lost-{}", loss.replace(' ', "-")));
             let older = used_store(&d).await;
-            let highest = highest_handed_out(&[d.clone()]);
+            let highest = highest_handed_out(std::slice::from_ref(&d));
             assert!(highest.is_err(), "{loss}: a set of one of increment 2");
             lose(&d, &older);
             let err = Store::open(&d, ODD, 4, Start::Existing)

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 pub use redis;
 
+pub mod burst;
 pub mod clock;
 pub mod cluster;
 pub mod containers;

@@ -74,6 +74,37 @@ impl TicketServer {
     }
 
     fn spawn(port: u16, args: Vec<String>) -> TicketServer {
+        TicketServer::try_spawn(port, args).unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// Starts server `offset` of `increment` on a `data_dir` that already holds its store, as
+    /// [`TicketServer::start_existing`]; the server's log when it exits instead of serving.
+    ///
+    /// # Errors
+    /// The server's stderr when it refuses to start.
+    pub fn try_start_existing(
+        offset: u64,
+        increment: u64,
+        data_dir: &Path,
+    ) -> Result<TicketServer, String> {
+        let port = free_port();
+        let args: Vec<String> = [
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--offset",
+            &offset.to_string(),
+            "--increment",
+            &increment.to_string(),
+            "--data-dir",
+            &data_dir.display().to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        TicketServer::try_spawn(port, args)
+    }
+
+    fn try_spawn(port: u16, args: Vec<String>) -> Result<TicketServer, String> {
         let log = std::env::temp_dir().join(format!(
             "idgen-ticket-server-{}-{port}.log",
             std::process::id()
@@ -84,11 +115,11 @@ impl TicketServer {
             args,
             log,
         };
-        server.wait_ready();
-        server
+        server.wait_ready()?;
+        Ok(server)
     }
 
-    fn wait_ready(&mut self) {
+    fn wait_ready(&mut self) -> Result<(), String> {
         let server = self;
         let deadline = Instant::now() + Duration::from_secs(10);
         // A TLS port is ready once it accepts: a plain PING cannot tell more.
@@ -96,22 +127,23 @@ impl TicketServer {
         loop {
             if tls {
                 if std::net::TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
-                    return;
+                    return Ok(());
                 }
             } else if let Ok(mut con) = server.try_connection() {
                 // Any answer will do: with --requirepass it is NOAUTH.
                 match redis::cmd("PING").query::<String>(&mut con) {
-                    Ok(_) => return,
-                    Err(e) if e.code().is_some() => return,
+                    Ok(_) => return Ok(()),
+                    Err(e) if e.code().is_some() => return Ok(()),
                     Err(_) => {}
                 }
             }
-            assert!(
-                matches!(server.child.try_wait(), Ok(None)),
-                "ticket-server exited at start: {:?}\n{}",
-                server.args,
-                server.log()
-            );
+            if !matches!(server.child.try_wait(), Ok(None)) {
+                return Err(format!(
+                    "ticket-server exited at start: {:?}\n{}",
+                    server.args,
+                    server.log()
+                ));
+            }
             assert!(
                 Instant::now() < deadline,
                 "ticket-server did not answer PING: {:?}\n{}",
@@ -137,14 +169,14 @@ impl TicketServer {
         self.args.retain(|a| a != "--init");
         self.args.extend(extra.iter().map(|s| s.to_string()));
         self.child = spawn_child(&self.args, &self.log);
-        self.wait_ready();
+        self.wait_ready().unwrap_or_else(|why| panic!("{why}"));
     }
 
     /// Starts it again on the same port, directory and flags.
     pub fn restart(&mut self) {
         self.kill9();
         self.child = spawn_child(&self.args, &self.log);
-        self.wait_ready();
+        self.wait_ready().unwrap_or_else(|why| panic!("{why}"));
     }
 
     fn try_connection(&self) -> redis::RedisResult<redis::Connection> {

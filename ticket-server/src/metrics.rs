@@ -95,7 +95,8 @@ impl Metrics {
         );
         registry.register(
             "bound_write_seconds",
-            "Time to write a sequence's bound durably (write, fsync, rename, directory fsync)",
+            "Time to write a sequence's bound durably: its file, then the marker's record of it \
+             (each write, fsync, rename, directory fsync)",
             bound_writes,
         );
         Metrics {

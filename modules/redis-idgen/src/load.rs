@@ -39,7 +39,8 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
     if let Some(warning) = eviction.follow(eviction::read_policy(ctx), accepted) {
         ffi::log("warning", &warning);
     }
-    // Before anything else reads the clock: the earliest this run can say it started.
+    // Every earlier run on this clock ended before now, so issued nothing above now plus its
+    // drift limit (the limit not lowered across the restart).
     let load_ms = SystemClock.now_ms();
     let drift_floor_ms = load_ms.saturating_add(config.int(|c| &c.max_drift_ms));
     let (reservation, found) = match resolve_state_file(config)? {

@@ -99,10 +99,12 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
         0
     };
     let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
-    let (name, key_bytes) = s.key_names.get(req.prefix, day.date)?;
-    let mark = s
-        .witnesses
-        .slot(key_bytes, day.end_ms, now_ms)
+    let witnesses = &mut s.witnesses;
+    let (name, witness) = s
+        .key_names
+        .get(req.prefix, day.date, |k| witnesses.name(k))?;
+    let mark = witnesses
+        .slot(witness, day.end_ms, now_ms)
         .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
     let mut lowered = None;
     let (first, last, seq) = key::advance(ctx, name, |old| {
@@ -142,7 +144,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
                 "idgen: DATESEQ counter {} was found at {}, below the {} this node handed out \
                  in its period (deleted, lowered, flushed, renamed or restored from an older \
                  copy): continued above {}",
-                crate::error::shown(key_bytes),
+                crate::error::shown(s.key_names.bytes()),
                 lowered.found,
                 lowered.highest,
                 lowered.highest
@@ -162,9 +164,12 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
 pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let req = parse(args, false, s)?;
     let (day, _) = locate(&req, s, SystemClock.now_ms());
-    let (name, key_bytes) = s.key_names.get(req.prefix, day.date)?;
+    let witnesses = &s.witnesses;
+    let (name, witness) = s
+        .key_names
+        .get(req.prefix, day.date, |k| witnesses.name(k))?;
     // A counter found below its witness is shown as the next call would carry it on.
-    let witnessed = s.witnesses.mark(key_bytes).map_or(0, |m| m.highest);
+    let witnessed = witnesses.mark(witness).map_or(0, |m| m.highest);
     let seq = key::read(ctx, name)?.map(|seq| seq.max(witnessed));
     match seq.or((witnessed > 0).then_some(witnessed)) {
         None | Some(0) => ctx.reply_null(),

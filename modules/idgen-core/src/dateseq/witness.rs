@@ -81,7 +81,7 @@ impl std::fmt::Display for Full {
     }
 }
 
-/// Every counter's witness, by a hash of its key name.
+/// Every counter's witness, by a hash of its key name ([`Witnesses::name`]).
 #[derive(Debug)]
 pub struct Witnesses {
     marks: HashMap<u64, Mark, RandomState>,
@@ -91,6 +91,10 @@ pub struct Witnesses {
     max: usize,
     /// The earliest `ends_ms` of any mark: nothing to drop before it plus the grace.
     earliest_end_ms: i64,
+    /// The counter named last and its mark, which is ahead of the table's copy: most calls name
+    /// the counter the call before did, and find it here without a lookup. Written back when
+    /// another counter is named.
+    last: Option<(u64, Mark)>,
 }
 
 impl Witnesses {
@@ -101,7 +105,13 @@ impl Witnesses {
             names: RandomState::default(),
             max,
             earliest_end_ms: i64::MAX,
+            last: None,
         }
+    }
+
+    /// The name a counter key is witnessed under: a 64-bit hash, seeded at random per process.
+    pub fn name(&self, key: &[u8]) -> u64 {
+        self.names.hash_one(key)
     }
 
     /// Changes the cap; marks already kept stay.
@@ -109,24 +119,50 @@ impl Witnesses {
         self.max = max;
     }
 
-    /// The witness of the counter `key`, made (with nothing handed out yet) if it has none.
+    /// The witness of the counter named `name` ([`Witnesses::name`]), made (with nothing
+    /// handed out yet) if it has none.
     ///
     /// # Errors
     /// [`Full`] for a counter not yet witnessed when the cap is reached (after dropping the
     /// marks of periods over by `now_ms`).
     #[inline]
-    pub fn slot(&mut self, key: &[u8], ends_ms: i64, now_ms: i64) -> Result<&mut Mark, Full> {
-        let name = self.names.hash_one(key);
-        // One lookup for a counter already witnessed, the common case; two for a new one.
-        if !self.marks.contains_key(&name) {
-            self.admit(name, ends_ms, now_ms)?;
+    pub fn slot(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<&mut Mark, Full> {
+        let prune_due = now_ms >= self.earliest_end_ms.saturating_add(GRACE_MS);
+        if prune_due || !matches!(self.last, Some((last, _)) if last == name) {
+            self.switch_to(name, ends_ms, now_ms)?;
         }
-        self.marks.get_mut(&name).ok_or(Full { max: self.max })
+        // `last` is this counter's now (never empty after a switch).
+        self.last
+            .as_mut()
+            .map(|(_, mark)| mark)
+            .ok_or(Full { max: self.max })
     }
 
-    /// The witness of `key`, if kept.
-    pub fn mark(&self, key: &[u8]) -> Option<Mark> {
-        self.marks.get(&self.names.hash_one(key)).copied()
+    /// Makes `name` the last counter named (for [`Witnesses::slot`], when another was, or marks
+    /// are due to be dropped): the last one's mark goes back to the table, this one's comes out.
+    fn switch_to(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<(), Full> {
+        if let Some((last, mark)) = self.last.take() {
+            self.marks.insert(last, mark);
+        }
+        if self.marks.len() >= self.max || now_ms >= self.earliest_end_ms.saturating_add(GRACE_MS) {
+            self.make_room(name, now_ms)?;
+        }
+        self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
+        let fresh = Mark {
+            highest: 0,
+            ends_ms,
+        };
+        let mark = *self.marks.entry(name).or_insert(fresh);
+        self.last = Some((name, mark));
+        Ok(())
+    }
+
+    /// The witness of the counter named `name`, if kept.
+    pub fn mark(&self, name: u64) -> Option<Mark> {
+        match self.last {
+            Some((last, mark)) if last == name => Some(mark),
+            _ => self.marks.get(&name).copied(),
+        }
     }
 
     /// How many counters are witnessed.
@@ -149,22 +185,16 @@ impl Witnesses {
         buckets * (size_of::<(u64, Mark)>() + 1)
     }
 
-    /// A new mark for `key`, dropping the marks of periods long over first when the time
-    /// comes.
+    /// Drops the marks of periods long over, when the time comes; refuses a counter not yet
+    /// witnessed if the cap is still reached.
     #[cold]
-    fn admit(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<(), Full> {
+    fn make_room(&mut self, name: u64, now_ms: i64) -> Result<(), Full> {
         if now_ms >= self.earliest_end_ms.saturating_add(GRACE_MS) {
             self.drop_ended(now_ms);
         }
-        if self.marks.len() >= self.max {
+        if self.marks.len() >= self.max && !self.marks.contains_key(&name) {
             return Err(Full { max: self.max });
         }
-        let mark = Mark {
-            highest: 0,
-            ends_ms,
-        };
-        self.marks.insert(name, mark);
-        self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
         Ok(())
     }
 
@@ -193,7 +223,7 @@ mod tests {
     #[test]
     fn a_counter_below_its_witness_continues_above_it() {
         let mut w = Witnesses::new(10);
-        let mark = w.slot(b"inv:20261126", DAY_END, NOW).unwrap();
+        let mark = w.slot(w.name(b"inv:20261126"), DAY_END, NOW).unwrap();
         assert_eq!(mark.resume(0), (0, None));
         mark.note(5);
         // Raised by a client: carried on from.
@@ -202,32 +232,40 @@ mod tests {
         // Deleted (found at 0) or lowered.
         for found in [0, 3, 9] {
             let lowered = Lowered { found, highest: 10 };
-            let mark = w.slot(b"inv:20261126", DAY_END, NOW).unwrap();
+            let mark = w.slot(w.name(b"inv:20261126"), DAY_END, NOW).unwrap();
             assert_eq!(mark.resume(found), (10, Some(lowered)));
         }
         // Another counter is not confused with it.
-        let other = w.slot(b"inv:20261127", DAY_END, NOW).unwrap();
+        let other = w.slot(w.name(b"inv:20261127"), DAY_END, NOW).unwrap();
         assert_eq!(other.resume(0), (0, None));
+        // Counters named in turn each keep their own witness.
+        w.slot(w.name(b"a"), DAY_END, NOW).unwrap().note(5);
+        w.slot(w.name(b"b"), DAY_END, NOW).unwrap().note(7);
+        assert_eq!(w.slot(w.name(b"a"), DAY_END, NOW).unwrap().highest, 5);
+        assert_eq!(w.mark(w.name(b"b")).unwrap().highest, 7);
+        assert_eq!(w.mark(w.name(b"a")).unwrap().highest, 5);
         // A note never lowers the witness.
-        w.slot(b"inv:20261126", DAY_END, NOW).unwrap().note(2);
-        assert_eq!(w.mark(b"inv:20261126").unwrap().highest, 10);
+        w.slot(w.name(b"inv:20261126"), DAY_END, NOW)
+            .unwrap()
+            .note(2);
+        assert_eq!(w.mark(w.name(b"inv:20261126")).unwrap().highest, 10);
     }
 
     #[test]
     fn the_cap_refuses_new_counters_until_a_period_is_over() {
         let mut w = Witnesses::new(2);
-        w.slot(b"a", DAY_END, NOW).unwrap();
-        w.slot(b"b", DAY_END + 86_400_000, NOW).unwrap();
-        assert_eq!(w.slot(b"c", DAY_END, NOW), Err(Full { max: 2 }));
+        w.slot(w.name(b"a"), DAY_END, NOW).unwrap();
+        w.slot(w.name(b"b"), DAY_END + 86_400_000, NOW).unwrap();
+        assert_eq!(w.slot(w.name(b"c"), DAY_END, NOW), Err(Full { max: 2 }));
         assert!(
-            w.slot(b"a", DAY_END, NOW).is_ok(),
+            w.slot(w.name(b"a"), DAY_END, NOW).is_ok(),
             "a kept counter is not new"
         );
         // The day is over, and the grace: its counter's witness goes, the other stays.
         let later = DAY_END + GRACE_MS;
-        assert!(w.slot(b"c", DAY_END + 86_400_000, later).is_ok());
+        assert!(w.slot(w.name(b"c"), DAY_END + 86_400_000, later).is_ok());
         assert_eq!(w.len(), 2);
-        assert!(w.mark(b"a").is_none() && w.mark(b"b").is_some());
+        assert!(w.mark(w.name(b"a")).is_none() && w.mark(w.name(b"b")).is_some());
     }
 
     #[test]
@@ -236,12 +274,16 @@ mod tests {
         let empty = w.bytes();
         for i in 0..10_000u32 {
             let key = format!("customer-{i}:20261126");
-            w.slot(key.as_bytes(), DAY_END, NOW).unwrap();
+            w.slot(w.name(key.as_bytes()), DAY_END, NOW).unwrap();
         }
         let full = w.bytes();
         assert!(full > empty + 10_000 * 25, "{full}");
-        w.slot(b"tomorrow", DAY_END + 86_400_000, DAY_END + GRACE_MS)
-            .unwrap();
+        w.slot(
+            w.name(b"tomorrow"),
+            DAY_END + 86_400_000,
+            DAY_END + GRACE_MS,
+        )
+        .unwrap();
         assert!(w.bytes() < full / 100, "{}", w.bytes());
     }
 }

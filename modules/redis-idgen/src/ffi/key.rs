@@ -19,13 +19,15 @@ use crate::digits::decimal;
 use crate::error::CommandError;
 
 /// The counter key name last used, kept between calls: most calls name the same prefix on the
-/// same day, and naming the key afresh (and making a Redis string of it) would cost more than
-/// the rest of the call's own work.
+/// same day, and naming the key afresh (and making a Redis string of it, and hashing it for its
+/// witness) would cost more than the rest of the call's own work.
 #[derive(Default)]
 pub struct KeyNameCache {
     prefix: Vec<u8>,
     date: u32,
     name: Option<RedisString>,
+    /// The name's witness name (`idgen_core::dateseq::Witnesses::name`).
+    witness: u64,
     buf: Vec<u8>,
 }
 
@@ -34,24 +36,36 @@ pub struct KeyNameCache {
 unsafe impl Send for KeyNameCache {}
 
 impl KeyNameCache {
-    /// The Redis string naming the counter key of `prefix` on `date`, and the name's bytes.
+    /// The Redis string naming the counter key of `prefix` on `date`, and what `witness_name`
+    /// makes of the key's bytes (worked out only when the key changes).
     ///
     /// # Errors
     /// The prefix cannot name a key ([`counter_key`]'s errors).
-    pub fn get(&mut self, prefix: &[u8], date: u32) -> Result<(&RedisString, &[u8]), CommandError> {
+    pub fn get(
+        &mut self,
+        prefix: &[u8],
+        date: u32,
+        witness_name: impl FnOnce(&[u8]) -> u64,
+    ) -> Result<(&RedisString, u64), CommandError> {
         let fresh = self.name.is_some() && self.date == date && self.prefix == prefix;
         if !fresh {
             counter_key(prefix, date, &mut self.buf)?;
             self.prefix.clear();
             self.prefix.extend_from_slice(prefix);
             self.date = date;
+            self.witness = witness_name(&self.buf);
             let name = RedisString::create_from_slice(std::ptr::null_mut(), &self.buf);
             self.name = Some(name);
         }
         match &self.name {
-            Some(name) => Ok((name, &self.buf)),
+            Some(name) => Ok((name, self.witness)),
             None => Err(CommandError::MissingApi("RedisModule_CreateString")),
         }
+    }
+
+    /// The bytes of the key name last made.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
     }
 }
 

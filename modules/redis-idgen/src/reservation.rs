@@ -2,13 +2,13 @@
 //!
 //! A background thread keeps a small file (`idgen.state-file`, in Redis's working directory)
 //! holding a time [`MARGIN_MS`] ahead of the last issued ID (or of the clock), written
-//! atomically and fsynced *before* the generator may issue IDs up to it. On load the module resumes above the time in the file. So
-//! however the process ends (kill -9, power loss), every ID it issued lies below the time on
-//! disk and the next run starts above it, even if the generator had borrowed ahead of the
-//! clock. If the file cannot be written the reservation runs out and SNOWFLAKE.NEXT refuses
-//! with an error instead of risking repeats. Redis's own thread never waits for the disk here,
-//! except once at load time. The margin is smaller than the default drift limit, so a node
-//! restarted at once resumes by borrowing a few hundred ms ahead of the clock, not by refusing.
+//! atomically and fsynced *before* the generator may issue IDs up to it. On load the module
+//! resumes above the time in the file (and above the load time plus the drift limit, the
+//! witness left when the file is lost: `resumed.rs`). So however the process ends (kill -9,
+//! power loss), every ID it issued lies below the time on disk and the next run starts above
+//! it, even if the generator had borrowed ahead of the clock. If the file cannot be written the
+//! reservation runs out and SNOWFLAKE.NEXT refuses with an error instead of risking repeats.
+//! Redis's own thread never waits for the disk here, except once at load time.
 //!
 //! Beside the time, the file records the layout and epoch the IDs are made under
 //! (`<ms> layout=<spec> epoch=<ms>`), so that a restart under other settings is checked

@@ -12,7 +12,7 @@ use idgen_tests::{cmd, wait_for, Options, Server};
 
 #[test]
 fn a_full_disk_fails_the_write_and_keeps_the_old_file() {
-    let disk = Tmpfs::mount("durable-full", "64k");
+    let disk = Tmpfs::mount("durable-full", "1m");
     let file = disk.join("a.state");
     durable::replace(&file, b"old\n").unwrap();
     let filler = disk.fill();

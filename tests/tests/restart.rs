@@ -1,8 +1,6 @@
 //! Snowflake IDs across restarts: the durable reservation makes a node that crashed while
 //! running ahead of its clock come back above every ID it issued.
 
-use std::io::Write;
-use std::net::TcpStream;
 use std::time::Duration;
 
 use idgen_tests::burst::{burst, BURST_LAYOUT};

@@ -278,6 +278,9 @@ fn dateseq_counters_lost_every_way_while_running_repeat_nothing() {
     assert!(cases >= 150);
 }
 
+/// The words of a lease command on namespace `ns`, given the grant `[worker_id, token, ...]`.
+type LeaseCall = fn(&str, &[i64; 4]) -> Vec<String>;
+
 /// A hand edit of a live holder's record `"<token> <expires> <until> <floor>"`, as a new value
 /// (`None`: the field removed).
 type Edit = fn(u64, i64, i64, i64) -> Option<String>;
@@ -303,7 +306,7 @@ fn a_lease_record_edited_by_hand_is_refused_as_foreign_naming_its_field() {
         }),
         ("removed (HDEL)", |_, _, _, _| None),
     ];
-    let commands: [(&str, fn(&str, &[i64; 4]) -> Vec<String>); 3] = [
+    let commands: [(&str, LeaseCall); 3] = [
         ("ACQUIRE", |ns, _| {
             ["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "2"]
                 .map(String::from)

@@ -251,15 +251,17 @@ fn write(
     };
     let result: CallResult = ctx.call_ext("HSET", &options, args.as_slice());
     result.map_err(failed)?;
-    // A namespace that expires would hand its worker IDs out again (PERSIST of a key without
-    // an expiry changes nothing and is not propagated).
-    let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
-    result.map_err(failed)?;
+    // What the hash now holds, whatever follows: else the next call would find its own record
+    // "changed by hand".
     remember(&mut s.lease_seen, ns, pool.seen());
     if let Some(lease) = pool.leases.get(&worker_id) {
         s.lease_granted
             .record(ns, worker_id, *lease, SystemClock.now_ms());
     }
+    // A namespace that expires would hand its worker IDs out again (PERSIST of a key without
+    // an expiry changes nothing and is not propagated).
+    let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
+    result.map_err(failed)?;
     Ok(())
 }
 

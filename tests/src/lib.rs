@@ -21,6 +21,7 @@ pub mod clock;
 pub mod cluster;
 pub mod containers;
 pub mod docs;
+pub mod lease;
 pub mod partition;
 pub mod ticket;
 pub mod tmpfs;

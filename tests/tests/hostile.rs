@@ -328,20 +328,7 @@ fn namespaces_lost_every_way_never_let_two_holders_share_a_worker_id() {
                 }
                 if renewed {
                     for h in &held {
-                        let until = (now_ms() + 1_500).to_string();
-                        let (w, t) = (h[0].to_string(), h[1].to_string());
-                        let _: Vec<i64> = cmd(&[
-                            "WORKERID.RENEW",
-                            &ns,
-                            &w,
-                            &t,
-                            "TTL",
-                            "2000",
-                            "UNTIL",
-                            &until,
-                        ])
-                        .query(&mut con)
-                        .unwrap();
+                        idgen_tests::lease::renew(&mut con, &ns, h).unwrap();
                     }
                 }
                 let lost_at = now_ms();

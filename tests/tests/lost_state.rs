@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use idgen_tests::lease::renew;
 use idgen_tests::{cmd, error_of, now_ms, wait_for, Options, Server};
 
 /// The horizon of these tests: leases of at most 2 s, grants 2 s above a loss.
@@ -25,21 +26,6 @@ fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
         .query(con)
         .unwrap();
     v.try_into().unwrap()
-}
-
-fn renew(con: &mut redis::Connection, ns: &str, grant: &[i64; 4]) -> redis::RedisResult<Vec<i64>> {
-    let until = (now_ms() + 1_500).to_string();
-    cmd(&[
-        "WORKERID.RENEW",
-        ns,
-        &grant[0].to_string(),
-        &grant[1].to_string(),
-        "TTL",
-        "2000",
-        "UNTIL",
-        &until,
-    ])
-    .query(con)
 }
 
 /// Evicts every key: a tiny maxmemory under allkeys-random, one write to trigger it.

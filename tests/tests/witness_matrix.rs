@@ -332,20 +332,8 @@ fn a_lease_record_edited_by_hand_is_refused_as_foreign_naming_its_field() {
                 .query(&mut con)
                 .unwrap();
             let grant: [i64; 4] = grant.try_into().unwrap();
-            let until = (now_ms() + 1_500).to_string();
             let (w, t) = (grant[0].to_string(), grant[1].to_string());
-            let _: Vec<i64> = cmd(&[
-                "WORKERID.RENEW",
-                &ns,
-                &w,
-                &t,
-                "TTL",
-                "2000",
-                "UNTIL",
-                &until,
-            ])
-            .query(&mut con)
-            .unwrap();
+            idgen_tests::lease::renew(&mut con, &ns, &grant).unwrap();
             let record: String = cmd(&["HGET", &ns, &w]).query(&mut con).unwrap();
             let parts: Vec<i64> = record.split(' ').map(|p| p.parse().unwrap()).collect();
             match edit(parts[0] as u64, parts[1], parts[2], parts[3]) {

@@ -415,6 +415,16 @@ impl Server {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Stops the server cleanly (`SHUTDOWN NOSAVE`: the module's shutdown writes run, the data
+    /// is left as persisted) and waits, up to 10 s, for it to exit.
+    pub fn shutdown(&mut self) {
+        if let Ok(mut con) = self.try_connection() {
+            let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("NOSAVE").query(&mut con);
+        }
+        let exited = wait_for(Duration::from_secs(10), || !self.is_alive());
+        assert!(exited, "still running 10 s after SHUTDOWN");
+    }
+
     /// Kills the process with SIGKILL, as a crash would, and waits for it.
     pub fn kill9(&mut self) {
         let _ = self.child.kill();

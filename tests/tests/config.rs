@@ -11,6 +11,7 @@ const SETTINGS: &[&str] = &[
     "epoch",
     "layout",
     "state-file",
+    "dateseq-witness-file",
     "max-drift-ms",
     "sequence-random-start",
     "dateseq-timezone",
@@ -93,7 +94,7 @@ fn hostile_values_at_load_refuse_the_module_with_a_reason_never_a_crash() {
         for (what, value) in hostile() {
             // "-1", "" (off) and a long number are file names a state file may have.
             let file_name = ["negative", "overflow", "empty"].contains(&what);
-            if *name == "state-file" && file_name {
+            if name.ends_with("-file") && file_name {
                 continue;
             }
             // As a load argument on the loadmodule line, and as an idgen.* line of redis.conf.

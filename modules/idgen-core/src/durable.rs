@@ -67,9 +67,36 @@ pub fn replace_stopping(
 /// The temporary file [`replace`] writes first: the whole name with `.tmp` appended (so no
 /// choice of name, `..seq` included, makes it the file itself).
 pub fn temporary(path: &Path) -> PathBuf {
+    beside(path, ".tmp")
+}
+
+/// `path` with `suffix` appended to its whole name (`a.state` -> `a.state.lock`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut name = OsString::from(path.as_os_str());
-    name.push(".tmp");
+    name.push(suffix);
     name.into()
+}
+
+/// Locks the state file `path` for this process, through `<path>.lock` (never truncated, and
+/// never replaced, as the state file itself is): held while the returned file is open.
+///
+/// # Errors
+/// When the lock file cannot be opened, or another process holds the lock: then `clash` says
+/// what two processes on one file would do.
+pub fn lock(path: &Path, clash: &str) -> Result<File, String> {
+    let lock_path = beside(path, ".lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    file.try_lock().map_err(|_| {
+        format!(
+            "{} is locked by another running server: {clash}",
+            lock_path.display()
+        )
+    })?;
+    Ok(file)
 }
 
 /// Why a state file could not be read.
@@ -140,6 +167,22 @@ pub fn read(path: &Path) -> Result<Option<String>, ReadError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_process_at_a_time_holds_a_state_files_lock() {
+        let dir = std::env::temp_dir().join(format!("idgen-lock-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("..state");
+        let held = lock(&path, "they would clash").unwrap();
+        assert!(dir.join("..state.lock").exists(), "the whole name, with .lock");
+        let err = lock(&path, "they would clash").unwrap_err();
+        assert!(err.contains("locked by another running server: they would clash"), "{err}");
+        drop(held);
+        assert!(lock(&path, "they would clash").is_ok(), "let go when closed");
+        assert_eq!(temporary(&path), dir.join("..state.tmp"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     use super::*;
 
     fn dir(name: &str) -> PathBuf {

@@ -21,6 +21,8 @@ use crate::error::shown;
 pub const LAYOUTS_EPOCH: i64 = -1;
 /// Default of `idgen.state-file`.
 pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
+/// Default of `idgen.dateseq-witness-file`.
+pub const DEFAULT_WITNESS_FILE: &str = "idgen-dateseq.witness";
 /// Default of `idgen.dateseq-failover-gap`: a second of writes at 10,000 values/s.
 pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
 /// Most values one `DATESEQ.NEXT ... COUNT n` reserves, and the largest failover gap.
@@ -82,6 +84,10 @@ pub struct Config {
     /// `idgen.dateseq-witness-max`: most DATESEQ counters whose witness (the highest value
     /// handed out in their period) this node keeps; a new counter past it is refused.
     pub dateseq_witness_max: AtomicI64,
+    /// `idgen.dateseq-witness-file`: where DATESEQ counters are reserved ahead of use, so no
+    /// restart or rollback of the data repeats a value; empty turns it off. Resolved against
+    /// Redis's `dir` at load, as `idgen.state-file` is.
+    pub dateseq_witness_file: Mutex<String>,
     /// `idgen.workerid-horizon-ms`: the longest lease TTL, and how far past the coordinator's
     /// clock a holder may record an UNTIL: lease grants start this far above a load, a
     /// promotion or a namespace found reset.
@@ -170,6 +176,7 @@ pub static SETTINGS: &[Setting] = &[
     int("dateseq-digits", true, idgen_core::dateseq::DEFAULT_DIGITS as i64, 1, idgen_core::dateseq::MAX_DIGITS as i64, |c| &c.dateseq_digits, Effect::None),
     int("dateseq-failover-gap", true, DEFAULT_FAILOVER_GAP, 0, MAX_DATESEQ_COUNT, |c| &c.dateseq_failover_gap, Effect::None),
     int("dateseq-witness-max", true, DEFAULT_WITNESS_MAX, 1, MAX_WITNESS_MAX, |c| &c.dateseq_witness_max, Effect::WitnessMax),
+    text("dateseq-witness-file", false, DEFAULT_WITNESS_FILE, |c| &c.dateseq_witness_file, |_, _| Ok(()), Effect::None),
     int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::None),
     boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
     text("sqids-alphabet", true, DEFAULT_ALPHABET, |c| &c.sqids_alphabet, check_alphabet, Effect::Sqids),

@@ -10,20 +10,31 @@
 //! After this node is promoted to primary, each counter skips `idgen.dateseq-failover-gap`
 //! values on its first use, so values the old primary acknowledged but never replicated are
 //! not handed out again (the skip reaches replicas as part of the INCRBY).
+//!
+//! Each counter has a witness (`idgen_core::dateseq::witness`): a counter found below the
+//! values handed out carries on above them. With `idgen.dateseq-witness-file`, values are also
+//! reserved on disk in blocks ahead of use (`witness_file.rs`), and a reply whose values are
+//! not yet reserved waits, with its client blocked, until they are: so a restart from an older
+//! RDB or AOF, or a crash before the AOF was synced, never hands a value out twice.
 
+use std::sync::Arc;
+
+use idgen_core::dateseq::ledger::Entry;
 use idgen_core::dateseq::{check_digits, compose, Day, Period, ValueError};
-use idgen_core::{Clock, SystemClock};
+use idgen_core::{Clock, SqidCodec, SystemClock};
 
 use crate::args::Args;
 use crate::callers::Callers;
 use crate::config::MAX_DATESEQ_COUNT;
 use crate::error::CommandError;
 use crate::eviction::Keys;
+use crate::ffi::blocked::{Answer, Blocked};
 use crate::ffi::ctx::Ctx;
 use crate::ffi::key::{self, Step};
 use crate::form::Form;
 use crate::snowflake::parse_count;
 use crate::state::State;
+use crate::witness_file::Ask;
 
 /// What a call asked for.
 struct Request<'a> {
@@ -46,7 +57,7 @@ struct Request<'a> {
 /// of them then, since the values between first and last cannot be told from them.
 pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let result = parse(args, true, s).and_then(|req| issue(ctx, &req, s).map(|v| (req, v)));
-    let (req, (first, last)) = match result {
+    let (req, (first, last, wait)) = match result {
         Ok(ok) => ok,
         Err(e) => {
             s.dateseq.refused += 1;
@@ -60,20 +71,85 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     } else {
         !needs_string(ctx, last, &mut s.callers)
     };
-    let form = req.form.exact_or_decimal(exact);
-    let sealer = s.sealer.as_ref().filter(|_| req.sealed);
-    match (req.count, form, sealer) {
-        (None, form, None) => form.reply(ctx, first as u64, &s.sqids),
-        (None, form, Some(sealer)) => form.reply(ctx, sealer.seal(first as u64)?, &s.sqids),
-        // Sqids and sealed values do not show their order: every value, not the range.
-        (Some(_), form, sealer) if form == Form::Sqid || sealer.is_some() => {
-            let all = (first as u64..=last as u64)
-                .map(|v| sealer.map_or(Ok(v), |sealer| sealer.seal(v)))
-                .collect::<Result<Vec<u64>, _>>()?;
-            form.reply_all(ctx, &all, &s.sqids)
-        }
-        (Some(_), form, _) => form.reply_all(ctx, &[first as u64, last as u64], &s.sqids),
+    let reply = Reply {
+        form: req.form.exact_or_decimal(exact),
+        values: values(&req, first as u64, last as u64, s)?,
+        codec: Arc::clone(&s.sqids),
+    };
+    match (wait, &s.witness_file) {
+        (true, Some(file)) => match Blocked::<Waited>::block(ctx) {
+            // The reply goes out once the witness file holds the values.
+            Some(client) => {
+                file.wait(Box::new(move |written| {
+                    client.finish(Waited { reply, written })
+                }));
+                Ok(())
+            }
+            // MULTI or a script: no client to block, so this call waits for the disk.
+            None => {
+                file.wait_here().map_err(CommandError::WitnessFile)?;
+                reply.send(ctx)
+            }
+        },
+        _ => reply.send(ctx),
     }
+}
+
+/// The values a call replies with: one, or the range `[first, last]`, or (as Sqids or sealed,
+/// which do not show their order) every value of it.
+enum Values {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+/// A reply, ready to go now or once the witness file holds its values.
+struct Reply {
+    form: Form,
+    values: Values,
+    codec: Arc<SqidCodec>,
+}
+
+impl Reply {
+    fn send(&self, ctx: &Ctx) -> Result<(), CommandError> {
+        match &self.values {
+            Values::One(value) => self.form.reply(ctx, *value, &self.codec),
+            Values::Many(values) => self.form.reply_all(ctx, values, &self.codec),
+        }
+    }
+}
+
+/// A reply that waited for the witness file, and whether the file was written.
+pub struct Waited {
+    reply: Reply,
+    written: Result<(), String>,
+}
+
+impl Answer for Waited {
+    fn answer(self, ctx: &Ctx) {
+        let sent = match self.written {
+            Ok(()) => self.reply.send(ctx),
+            Err(why) => Err(CommandError::WitnessFile(why)),
+        };
+        if let Err(e) = sent {
+            ctx.reply_error(&e);
+        }
+    }
+}
+
+/// The values of `first..=last` as the request replies with them.
+fn values(req: &Request, first: u64, last: u64, s: &State) -> Result<Values, CommandError> {
+    let sealer = s.sealer.as_ref().filter(|_| req.sealed);
+    Ok(match (req.count, sealer) {
+        (None, None) => Values::One(first),
+        (None, Some(sealer)) => Values::One(sealer.seal(first)?),
+        // Sqids and sealed values do not show their order: every value, not the range.
+        (Some(_), sealer) if req.form == Form::Sqid || sealer.is_some() => Values::Many(
+            (first..=last)
+                .map(|v| sealer.map_or(Ok(v), |sealer| sealer.seal(v)))
+                .collect::<Result<Vec<u64>, _>>()?,
+        ),
+        (Some(_), _) => Values::Many(vec![first, last]),
+    })
 }
 
 /// Whether `value` must go out as a string although the caller did not ask: a script's Lua
@@ -85,9 +161,12 @@ fn needs_string(ctx: &Ctx, value: i64, callers: &mut Callers) -> bool {
 
 /// Moves the counter on by the request's count (after the failover gap, on the counter's first
 /// use since a promotion, and from above its witness if it was found below it); the first and
-/// last values issued.
-fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandError> {
+/// last values issued, and whether the reply must wait for the witness file to hold them.
+fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), CommandError> {
     let config = s.config;
+    if s.witness_file.as_ref().is_some_and(|f| f.has_news()) {
+        s.take_confirmations();
+    }
     s.eviction
         .check(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
     let n = req.count.unwrap_or(1);
@@ -104,7 +183,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
         .key_names
         .get(req.prefix, day.date, |k| witnesses.name(k))?;
     let mark = witnesses
-        .slot(witness, day.end_ms, now_ms)
+        .slot(witness, day.start_ms, day.end_ms, now_ms)
         .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
     let mut lowered = None;
     let (first, last, seq) = key::advance(ctx, name, |old| {
@@ -136,7 +215,18 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
         Ok((step, (last - (n as i64 - 1), last, base + gap + n)))
     })?;
     mark.note(seq);
-    if let Some(lowered) = lowered {
+    let reserve = mark.reserve(seq, now_ms, 10u64.pow(req.digits) - 1);
+    if let (Some(upto), Some(file)) = (reserve.ask, &s.witness_file) {
+        file.ask(Ask {
+            name: witness,
+            entry: Entry {
+                ends_ms: day.end_ms,
+                reserved: upto,
+                name: s.key_names.bytes().to_vec(),
+            },
+        });
+    }
+    if let Some(lowered) = lowered.filter(|&l| !s.witnesses.is_crash_floor(l)) {
         s.dateseq.lowered += 1;
         crate::ffi::log(
             "warning",
@@ -156,7 +246,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64), CommandE
         s.dateseq.gaps += 1;
         s.dateseq.skipped += gap;
     }
-    Ok((first, last))
+    Ok((first, last, reserve.wait))
 }
 
 /// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS] [PERIOD day|month|year]`: the last value

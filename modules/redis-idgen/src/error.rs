@@ -58,6 +58,8 @@ pub enum CommandError {
     NoPermission,
     /// The restart reservation ran out because its file cannot be written.
     StateFile(String),
+    /// The DATESEQ witness file cannot be written: the values were not handed out.
+    WitnessFile(String),
     /// The counter key holds a string that is not a non-negative integer.
     BadCounter,
     /// SNOWFLAKE.NEXT on a replica.
@@ -141,6 +143,10 @@ impl CommandError {
             CommandError::StateFile(why) => format!(
                 "ERR {why}: IDs are durably reserved only up to the last write, and that is spent; \
                  refusing rather than risk repeating IDs after a restart"
+            ),
+            CommandError::WitnessFile(why) => format!(
+                "ERR {why}: these values were not handed out (the counter skips them); refusing \
+                 rather than risk repeating them after a restart"
             ),
             CommandError::BadCounter => {
                 "ERR counter key holds a value that is not a non-negative integer".into()

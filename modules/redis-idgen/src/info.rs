@@ -88,7 +88,13 @@ fn state(f: &mut Fields, s: &State) {
         .field("dateseq_failover_values_skipped", s.dateseq.skipped)
         .field("dateseq_witness_counters", s.witnesses.len() as u64)
         .field("dateseq_witness_bytes", s.witnesses.bytes() as u64)
-        .field("dateseq_witness_lowered", s.dateseq.lowered)
+        .field("dateseq_witness_lowered", s.dateseq.lowered);
+    let (writes, lines, waits) = s.witness_file.as_ref().map_or((0, 0, 0), |f| f.counts());
+    let failure = s.witness_file.as_ref().and_then(|f| f.failure());
+    f.field("dateseq_witness_file_writes", writes)
+        .field("dateseq_witness_file_lines", lines)
+        .field("dateseq_witness_file_waits", waits)
+        .field("dateseq_witness_file_error", failure.unwrap_or_default())
         // The key's check value, never the key: which key seals, to compare servers by.
         .field("seal_key_id", s.sealer.as_ref().map_or("", |k| k.key_id()));
 }
@@ -106,6 +112,10 @@ fn config(f: &mut Fields, c: &Config) {
         )
         .field("dateseq_failover_gap", c.int(|c| &c.dateseq_failover_gap))
         .field("dateseq_witness_max", c.int(|c| &c.dateseq_witness_max))
+        .field(
+            "dateseq_witness_file",
+            c.try_text(|c| &c.dateseq_witness_file).unwrap_or_default(),
+        )
         .field("dateseq_ttl_s", c.int(|c| &c.dateseq_ttl))
         .field("dateseq_digits", c.int(|c| &c.dateseq_digits))
         .field("sqids_alphabet", if custom { "custom" } else { "default" })

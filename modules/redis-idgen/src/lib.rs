@@ -56,6 +56,7 @@ mod seal;
 mod snowflake;
 mod state;
 mod time128;
+mod witness_file;
 mod workerid;
 
 use std::sync::OnceLock;
@@ -160,6 +161,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
         ffi::cluster::on_message::<ClaimReceiver>(ctx, cluster::CLAIM_MESSAGE)
             .map_err(LoadError::Redis)?;
     }
+    ffi::blocked::on_shutdown(ctx.ctx, shutting_down).map_err(LoadError::Redis)?;
     if MODULE.set(Module::new(state)).is_err() {
         return Err(LoadError::AlreadyLoaded);
     }
@@ -168,6 +170,22 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     }
     ffi::log("notice", &summary);
     Ok(())
+}
+
+/// Redis shuts down cleanly, after its last save: the DATESEQ witness file gets what each
+/// counter actually handed out.
+extern "C" fn shutting_down(
+    _: *mut redis_module::raw::RedisModuleCtx,
+    _: redis_module::raw::RedisModuleEvent,
+    _: u64,
+    _: *mut std::os::raw::c_void,
+) {
+    if let Some(mut state) = MODULE
+        .get()
+        .and_then(|m| entered(m, "the shutdown's witness write"))
+    {
+        state.close_witness_file();
+    }
 }
 
 /// A live setting changed (CONFIG SET, or redis.conf while loading, before there is a module

@@ -3,6 +3,7 @@
 //! eviction policy. Anything wrong is a [`LoadError`], and the module does not load.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use idgen_core::{Clock, Generator, Lineage, SystemClock, TWITTER_EPOCH_MS};
 use redis_module::{Context, ContextFlags, RedisString};
@@ -15,6 +16,7 @@ use crate::ffi;
 use crate::reservation;
 use crate::resumed::Resumed;
 use crate::state::{Parts, State};
+use crate::witness_file::WitnessFile;
 
 /// The module's state, from the load arguments and Redis's configuration; `changed` hears of
 /// every setting Redis sets from now on (redis.conf's lines first).
@@ -43,7 +45,7 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
     // drift limit (the limit not lowered across the restart).
     let load_ms = SystemClock.now_ms();
     let drift_floor_ms = load_ms.saturating_add(config.int(|c| &c.max_drift_ms));
-    let (reservation, found) = match resolve_state_file(config)? {
+    let (reservation, found) = match resolve(config, |c| &c.state_file)? {
         Some(path) => {
             let lineage = Lineage {
                 layout: ids.settings().layout.clone(),
@@ -75,7 +77,19 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
     ids.resume_after(resumed.above_ms);
     let line = resumed.describe(&config.text(|c| &c.state_file));
     ffi::log(if resumed.warns() { "warning" } else { "notice" }, &line);
+    let witness_file = match resolve(config, |c| &c.dateseq_witness_file)? {
+        Some(path) => Some(WitnessFile::open(path).map_err(LoadError::StateFile)?),
+        None => {
+            ffi::log(
+                "warning",
+                "idgen: idgen.dateseq-witness-file is empty: a DATESEQ counter restored from an \
+                 older RDB or AOF, or not yet synced at a crash, repeats values",
+            );
+            None
+        }
+    };
     let parts = Parts {
+        witness_file,
         ids,
         resumed,
         reservation,
@@ -104,21 +118,25 @@ pub fn summary(s: &State) -> String {
     )
 }
 
-/// The reservation file as an absolute path, unless switched off. Resolved against the working
-/// directory (Redis's `dir`) now, and stored back, so that a later `CONFIG SET dir` cannot move
-/// it: a restart with the original `dir` must find the reservation the running server wrote.
+/// A state file's setting (`idgen.state-file`, `idgen.dateseq-witness-file`) as an absolute
+/// path, unless switched off. Resolved against the working directory (Redis's `dir`) now, and
+/// stored back, so that a later `CONFIG SET dir` cannot move it: a restart with the original
+/// `dir` must find what the running server wrote.
 ///
 /// # Errors
 /// When the working directory cannot be read.
-fn resolve_state_file(config: &Config) -> Result<Option<PathBuf>, LoadError> {
-    let path = config.text(|c| &c.state_file);
+fn resolve(
+    config: &Config,
+    cell: fn(&Config) -> &Mutex<String>,
+) -> Result<Option<PathBuf>, LoadError> {
+    let path = config.text(cell);
     if path.is_empty() {
         return Ok(None);
     }
     let cwd = std::env::current_dir()
         .map_err(|e| LoadError::StateFile(format!("cannot read the working directory: {e}")))?;
     let absolute = cwd.join(path);
-    config.set_text(|c| &c.state_file, absolute.to_string_lossy().into_owned());
+    config.set_text(cell, absolute.to_string_lossy().into_owned());
     Ok(Some(absolute))
 }
 

@@ -24,8 +24,7 @@
 //! jumped past the reservation). IDs that keep to the clock need no word: the thread reads the
 //! clock itself.
 
-use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -143,13 +142,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// `path` with `suffix` appended to its file name (`a.state` -> `a.state.lock`).
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = OsString::from(path.as_os_str());
-    name.push(suffix);
-    name.into()
-}
-
 /// The latest reservation a state file may hold: the last ms of the year 9999.
 const LATEST_MS: i64 = 253_402_300_799_999;
 
@@ -237,18 +229,10 @@ pub fn start(
     at_least_ms: i64,
     check: impl FnOnce(i64, Option<&str>) -> Result<(), String>,
 ) -> Result<(Reservation, Found), String> {
-    let lock_path = sibling(&path, ".lock");
-    let lock_file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&lock_path)
-        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-    lock_file.try_lock().map_err(|_| {
-        format!(
-            "{} is locked by another running server: two servers on one configuration would issue the same IDs",
-            lock_path.display()
-        )
-    })?;
+    let lock_file = durable::lock(
+        &path,
+        "two servers on one configuration would issue the same IDs",
+    )?;
     let found = read(&path)?;
     if let Found::Reserved(until, recorded) = &found {
         check(*until, recorded.as_deref())?;
@@ -375,17 +359,5 @@ mod tests {
                 "{text:?}"
             );
         }
-    }
-
-    #[test]
-    fn siblings_append_to_the_whole_name() {
-        assert_eq!(
-            sibling(Path::new("/d/a.state"), ".lock"),
-            Path::new("/d/a.state.lock")
-        );
-        assert_eq!(
-            sibling(Path::new("/d/..state"), ".tmp"),
-            Path::new("/d/..state.tmp")
-        );
     }
 }

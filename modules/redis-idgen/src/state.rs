@@ -13,7 +13,9 @@
 //! 2026-11-26).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use idgen_core::dateseq::ledger::Ledger;
 use idgen_core::dateseq::{DayCache, Fence, Witnesses};
 use idgen_core::grants::Granted;
 use idgen_core::lease::Seen;
@@ -31,6 +33,7 @@ use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
 use crate::reservation::Reservation;
 use crate::resumed::Resumed;
+use crate::witness_file::WitnessFile;
 
 /// The module: its configuration and its state.
 pub struct Module {
@@ -130,12 +133,14 @@ pub struct State {
     pub fence: Fence,
     /// How far each counter went in its period: a counter found below it continues above it.
     pub witnesses: Witnesses,
+    /// Where each counter is reserved on disk (`idgen.dateseq-witness-file`); `None` when off.
+    pub witness_file: Option<WitnessFile>,
     /// DATESEQ.NEXT's counts.
     pub dateseq: DateseqStats,
     /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
     pub id_buf: Vec<u64>,
-    /// Sqids of the configured alphabet and minimum length.
-    pub sqids: SqidCodec,
+    /// Sqids of the configured alphabet and minimum length (shared with replies that wait).
+    pub sqids: Arc<SqidCodec>,
     /// The sealing key's permutation (`idgen.seal-key-file`), if one is set.
     pub sealer: Option<Sealer>,
     /// UUID7.NEXT's generator.
@@ -162,6 +167,8 @@ pub struct Parts {
     pub replica: bool,
     pub cluster: Option<Watch>,
     pub eviction: Eviction,
+    /// The DATESEQ witness file and the reservations it held at load.
+    pub witness_file: Option<(WitnessFile, Ledger)>,
 }
 
 impl State {
@@ -177,7 +184,7 @@ impl State {
             ulid: generator(Form128::Ulid, drift)?,
             id128_buf: Vec::new(),
             days: DayCache::new(config.calendar().map_err(LoadError::Setting)?),
-            sqids: config.sqid_codec().map_err(LoadError::Setting)?,
+            sqids: Arc::new(config.sqid_codec().map_err(LoadError::Setting)?),
             sealer: config.sealer().map_err(LoadError::Setting)?,
             ids: parts.ids,
             callers: Callers::default(),
@@ -188,13 +195,48 @@ impl State {
             eviction: parts.eviction,
             key_names: KeyNameCache::default(),
             fence: Fence::new(),
-            witnesses: Witnesses::new(witness_max(config)),
+            witnesses: witnesses(config, &parts.witness_file),
+            witness_file: parts.witness_file.map(|(file, _)| file),
             dateseq: DateseqStats::default(),
             id_buf: Vec::new(),
             lease_seen: HashMap::new(),
             lease_granted: Granted::default(),
             lease_fence_ms: lease_fence_from_now(config),
         })
+    }
+
+    /// Takes in the outcomes of the witness file's writes since the last call.
+    #[cold]
+    pub fn take_confirmations(&mut self) {
+        let Some(file) = &self.witness_file else {
+            return;
+        };
+        for (name, reserved, written) in file.confirmations() {
+            self.witnesses.confirm(name, reserved, written);
+        }
+    }
+
+    /// At a clean shutdown: rewrites the DATESEQ witness file with what each counter actually
+    /// handed out, so the next start skips nothing.
+    pub fn close_witness_file(&mut self) {
+        let witnesses = &self.witnesses;
+        let Some(file) = &mut self.witness_file else {
+            return;
+        };
+        let handed_out = |key: &[u8]| witnesses.mark(witnesses.name(key)).map(|m| m.highest);
+        match file.close_exact(handed_out) {
+            Ok(()) => crate::ffi::log(
+                "notice",
+                &format!(
+                    "idgen: DATESEQ witness file {} holds what each counter handed out",
+                    file.path().display()
+                ),
+            ),
+            Err(why) => crate::ffi::log(
+                "warning",
+                &format!("idgen: {why}: the next start skips what was reserved and not used"),
+            ),
+        }
     }
 
     /// Makes a live setting's new value take effect.
@@ -213,7 +255,7 @@ impl State {
             }
             Effect::RandomStart => self.ids.set_random_start(config.flag(|c| &c.random_start)),
             Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
-            Effect::Sqids => self.sqids = config.sqid_codec()?,
+            Effect::Sqids => self.sqids = Arc::new(config.sqid_codec()?),
             Effect::WitnessMax => self.witnesses.set_max(witness_max(config)),
             Effect::SealKey => {
                 // The file was checked by CONFIG SET and is read again here: should it have
@@ -278,6 +320,21 @@ fn lease_fence_from_now(config: &Config) -> i64 {
         .saturating_add(config.int(|c| &c.workerid_horizon_ms))
 }
 
+/// The DATESEQ witnesses at load: every counter of a live period the witness file reserved
+/// carries on above its reservation, and after a crash every counter of a period under way
+/// above what new counters could take unnamed.
+fn witnesses(config: &Config, file: &Option<(WitnessFile, Ledger)>) -> Witnesses {
+    let mut witnesses = Witnesses::new(witness_max(config), file.is_some());
+    if let Some(floor) = file.as_ref().and_then(|(_, ledger)| ledger.every) {
+        witnesses.after_crash(floor, SystemClock.now_ms());
+    }
+    for entry in file.iter().flat_map(|(_, ledger)| &ledger.entries) {
+        let name = witnesses.name(&entry.name);
+        witnesses.seed(name, entry.ends_ms, entry.reserved);
+    }
+    witnesses
+}
+
 /// `idgen.dateseq-witness-max` as a count.
 fn witness_max(config: &Config) -> usize {
     config.int(|c| &c.dateseq_witness_max) as usize
@@ -304,6 +361,7 @@ mod tests {
             reservation: None,
             replica: false,
             cluster: None,
+            witness_file: None,
             eviction: Eviction::default(),
         };
         State::new(config, parts).unwrap()

@@ -3,11 +3,12 @@
 //! The counter itself lives elsewhere (a Redis string key); this module decides which day it
 //! is in a time zone ([`calendar`]), what the counter key is called ([`key`]), how a counter
 //! value becomes an ID ([`value`]), which counters must skip ahead after a promotion
-//! ([`fence`]), and how far each counter went ([`witness`]).
+//! ([`fence`]), how far each counter went ([`witness`]), and how far it is reserved on disk ([`ledger`]).
 
 pub mod calendar;
 pub mod fence;
 pub mod key;
+pub mod ledger;
 pub mod value;
 pub mod witness;
 
@@ -15,4 +16,4 @@ pub use calendar::{Calendar, Day, DayCache, Period, ZoneError};
 pub use fence::Fence;
 pub use key::{counter_key, parse_counter, KeyError};
 pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};
-pub use witness::{Lowered, Witnesses};
+pub use witness::{Lowered, Mark, Reserve, Witnesses};

@@ -14,6 +14,18 @@
 //! not the name: 25 bytes a slot, no allocation per counter. Two names that share a hash share
 //! one witness, and each then carries on above the higher of the two: a gap, never a repeat
 //! (about one pair in 150 million among 500,000 counters).
+//!
+//! With a witness file ([`super::ledger`]), each witness also says how far its counter is
+//! reserved on disk: a value above that reservation is not handed out until a block above it is
+//! written ([`Mark::reserve`]). The file's first line reserves the first [`NEW_COUNTER_BLOCK`]
+//! values of every counter it does not name, so a new counter's first values wait for nothing:
+//! its own block is asked at its first value, and written long before it is needed. After a
+//! crash, that line lifts every counter of a period that was under way to above it
+//! ([`Witnesses::after_crash`]). Blocks are sized from the counter's rate, as Leaf sizes its
+//! segments: a block used up in under half a [`BLOCK_TARGET_MS`] doubles the next, one that
+//! lasted over twice that halves it, between [`MIN_BLOCK`] and [`MAX_BLOCK`]. A crash leaves
+//! a gap of at most one block in a counter: about the values of a second or two at its recent
+//! rate, and at most [`MIN_BLOCK`] for a counter used less often.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -23,14 +35,40 @@ use foldhash::fast::RandomState;
 
 /// How long a witness outlives its period: room for a clock read across the period's end.
 pub const GRACE_MS: i64 = 3_600_000;
+/// The smallest block reserved on disk at a time: the most a crash skips in a quiet counter.
+pub const MIN_BLOCK: u32 = 16;
+/// Values of every counter the witness file does not name yet, reserved by its first line.
+pub const NEW_COUNTER_BLOCK: u64 = MIN_BLOCK as u64;
+/// The largest block reserved on disk at a time.
+pub const MAX_BLOCK: u32 = 1 << 22;
+/// How long a block should last: blocks double or halve towards it.
+pub const BLOCK_TARGET_MS: u32 = 1_000;
 
 /// What is known of one counter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
     /// The highest value handed out from the counter (0 for none yet).
     pub highest: u64,
     /// The first ms after the counter's period (its witness is dropped [`GRACE_MS`] later).
     pub ends_ms: i64,
+    /// Values up to this are reserved on disk (`u64::MAX` without a witness file).
+    pub durable: u64,
+    /// Values up to this are reserved or being written (never below `durable`).
+    pub asked: u64,
+    /// The size of the next block asked.
+    pub block: u32,
+    /// When the last block was asked: ms since 1970, cut to 32 bits (a wrap, every 49 days,
+    /// at worst doubles one block).
+    pub asked_at: u32,
+}
+
+/// What a value handed out needs of the witness file ([`Mark::reserve`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reserve {
+    /// The value is above the reservation on disk: its reply waits for the write.
+    pub wait: bool,
+    /// Reserve up to this value now (a block ahead), if a block is due.
+    pub ask: Option<u64>,
 }
 
 impl Mark {
@@ -52,6 +90,41 @@ impl Mark {
     #[inline]
     pub fn note(&mut self, highest: u64) {
         self.highest = self.highest.max(highest);
+    }
+
+    /// What handing out values up to `highest` at `now_ms` needs of the witness file: a wait
+    /// if it is above the reservation, and the next block once it comes within half a block of
+    /// what was asked (so a steady counter never waits). Blocks stop at `most`, the highest
+    /// value the counter's digits hold: a crash must not spend the period.
+    #[inline]
+    pub fn reserve(&mut self, highest: u64, now_ms: i64, most: u64) -> Reserve {
+        let wait = highest > self.durable;
+        let due = highest.saturating_add(u64::from(self.block / 2)) > self.asked;
+        let ask = if due && (self.asked < most || highest > self.asked) {
+            Some(self.ask(highest, now_ms, most))
+        } else {
+            None
+        };
+        Reserve { wait, ask }
+    }
+
+    /// Asks the next block above `highest`, sized from how long the last one lasted.
+    #[cold]
+    fn ask(&mut self, highest: u64, now_ms: i64, most: u64) -> u64 {
+        let now = now_ms as u32;
+        let lasted = now.wrapping_sub(self.asked_at);
+        self.block = if lasted < BLOCK_TARGET_MS / 2 {
+            self.block.saturating_mul(2).min(MAX_BLOCK)
+        } else if lasted > BLOCK_TARGET_MS * 2 {
+            (self.block / 2).max(MIN_BLOCK)
+        } else {
+            self.block
+        };
+        self.asked_at = now;
+        self.asked = highest
+            .saturating_add(u64::from(self.block))
+            .min(most.max(highest));
+        self.asked
     }
 }
 
@@ -89,6 +162,11 @@ pub struct Witnesses {
     names: RandomState,
     /// The most marks kept.
     max: usize,
+    /// `durable` of a new mark: [`NEW_COUNTER_BLOCK`] with a witness file, else `u64::MAX`.
+    fresh_durable: u64,
+    /// After a crash: `(floor, load_ms)`, the values every counter the witness file did not
+    /// name may have handed out, in periods begun before this run's load.
+    crash_floor: Option<(u64, i64)>,
     /// The earliest `ends_ms` of any mark: nothing to drop before it plus the grace.
     earliest_end_ms: i64,
     /// The counter named last and its mark, which is ahead of the table's copy: most calls name
@@ -98,12 +176,15 @@ pub struct Witnesses {
 }
 
 impl Witnesses {
-    /// No witnesses yet; at most `max` at a time.
-    pub fn new(max: usize) -> Witnesses {
+    /// No witnesses yet; at most `max` at a time; `on_disk` when a witness file reserves the
+    /// values ahead ([`Mark::reserve`]).
+    pub fn new(max: usize, on_disk: bool) -> Witnesses {
         Witnesses {
             marks: HashMap::with_hasher(RandomState::default()),
             names: RandomState::default(),
             max,
+            fresh_durable: if on_disk { NEW_COUNTER_BLOCK } else { u64::MAX },
+            crash_floor: None,
             earliest_end_ms: i64::MAX,
             last: None,
         }
@@ -114,22 +195,41 @@ impl Witnesses {
         self.names.hash_one(key)
     }
 
+    /// The witness file says the last run did not stop cleanly, and any counter it does not name
+    /// may have handed out up to `floor`: new marks of periods begun before `load_ms` start there.
+    pub fn after_crash(&mut self, floor: u64, load_ms: i64) {
+        self.crash_floor = Some((floor, load_ms));
+    }
+
+    /// Whether `lowered` is only the crash floor lifting a counter that holds nothing: a
+    /// counter no one may have used, not worth a warning each.
+    pub fn is_crash_floor(&self, lowered: Lowered) -> bool {
+        lowered.found == 0
+            && matches!(self.crash_floor, Some((floor, _)) if floor == lowered.highest)
+    }
+
     /// Changes the cap; marks already kept stay.
     pub fn set_max(&mut self, max: usize) {
         self.max = max;
     }
 
-    /// The witness of the counter named `name` ([`Witnesses::name`]), made (with nothing
-    /// handed out yet) if it has none.
+    /// The witness of the counter named `name` ([`Witnesses::name`]), of the period from
+    /// `start_ms` to `ends_ms`, made (with nothing handed out yet) if it has none.
     ///
     /// # Errors
     /// [`Full`] for a counter not yet witnessed when the cap is reached (after dropping the
     /// marks of periods over by `now_ms`).
     #[inline]
-    pub fn slot(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<&mut Mark, Full> {
+    pub fn slot(
+        &mut self,
+        name: u64,
+        start_ms: i64,
+        ends_ms: i64,
+        now_ms: i64,
+    ) -> Result<&mut Mark, Full> {
         let prune_due = now_ms >= self.earliest_end_ms.saturating_add(GRACE_MS);
         if prune_due || !matches!(self.last, Some((last, _)) if last == name) {
-            self.switch_to(name, ends_ms, now_ms)?;
+            self.switch_to(name, start_ms, ends_ms, now_ms)?;
         }
         // `last` is this counter's now (never empty after a switch).
         self.last
@@ -140,7 +240,13 @@ impl Witnesses {
 
     /// Makes `name` the last counter named (for [`Witnesses::slot`], when another was, or marks
     /// are due to be dropped): the last one's mark goes back to the table, this one's comes out.
-    fn switch_to(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<(), Full> {
+    fn switch_to(
+        &mut self,
+        name: u64,
+        start_ms: i64,
+        ends_ms: i64,
+        now_ms: i64,
+    ) -> Result<(), Full> {
         if let Some((last, mark)) = self.last.take() {
             self.marks.insert(last, mark);
         }
@@ -148,13 +254,77 @@ impl Witnesses {
             self.make_room(name, now_ms)?;
         }
         self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
-        let fresh = Mark {
-            highest: 0,
-            ends_ms,
+        let floor = match self.crash_floor {
+            Some((floor, load_ms)) if start_ms < load_ms => floor,
+            _ => 0,
         };
+        let fresh = self.fresh(ends_ms, floor);
         let mark = *self.marks.entry(name).or_insert(fresh);
         self.last = Some((name, mark));
         Ok(())
+    }
+
+    /// A mark with `highest` handed out, reserved up to the new counters' block (or `highest`,
+    /// if above), its own block not asked yet.
+    fn fresh(&self, ends_ms: i64, highest: u64) -> Mark {
+        Mark {
+            highest,
+            ends_ms,
+            durable: self.fresh_durable.max(highest),
+            asked: if self.fresh_durable == u64::MAX {
+                u64::MAX
+            } else {
+                highest
+            },
+            block: MIN_BLOCK,
+            asked_at: 0,
+        }
+    }
+
+    /// The mark of `name`, wherever it is kept.
+    fn get_mut(&mut self, name: u64) -> Option<&mut Mark> {
+        match &mut self.last {
+            Some((last, mark)) if *last == name => Some(mark),
+            _ => self.marks.get_mut(&name),
+        }
+    }
+
+    /// Takes in a reservation read from the witness file at load: the counter `name` went no
+    /// further than `reserved`, and carries on above it. Kept whatever the cap: a witness is
+    /// never forgotten.
+    /// After [`Witnesses::after_crash`], the crash floor too (the file named the counter, so its
+    /// period was under way).
+    pub fn seed(&mut self, name: u64, ends_ms: i64, reserved: u64) {
+        let reserved = reserved.max(self.crash_floor.map_or(0, |(floor, _)| floor));
+        let seeded = self.fresh(ends_ms, reserved);
+        self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
+        let mark = self.get_mut(name);
+        match mark {
+            Some(mark) => {
+                mark.note(reserved);
+                mark.durable = mark.durable.max(reserved);
+                mark.asked = mark.asked.max(reserved);
+            }
+            None => {
+                self.marks.insert(name, seeded);
+            }
+        }
+    }
+
+    /// Takes in the outcome of a write to the witness file: values of `name` up to `upto` are
+    /// reserved on disk, or (`written` false) they are not, and the next call asks again.
+    pub fn confirm(&mut self, name: u64, upto: u64, written: bool) {
+        // A mark dropped since (its period over) needs nothing more.
+        let Some(mark) = self.get_mut(name) else {
+            return;
+        };
+        if written {
+            mark.durable = mark.durable.max(upto);
+        } else {
+            // Asked again on the next value, at the same size (retries are not a rate).
+            mark.asked = mark.durable;
+            mark.block = (mark.block / 2).max(MIN_BLOCK);
+        }
     }
 
     /// The witness of the counter named `name`, if kept.
@@ -222,8 +392,8 @@ mod tests {
 
     #[test]
     fn a_counter_below_its_witness_continues_above_it() {
-        let mut w = Witnesses::new(10);
-        let mark = w.slot(w.name(b"inv:20261126"), DAY_END, NOW).unwrap();
+        let mut w = Witnesses::new(10, false);
+        let mark = w.slot(w.name(b"inv:20261126"), 0, DAY_END, NOW).unwrap();
         assert_eq!(mark.resume(0), (0, None));
         mark.note(5);
         // Raised by a client: carried on from.
@@ -232,20 +402,20 @@ mod tests {
         // Deleted (found at 0) or lowered.
         for found in [0, 3, 9] {
             let lowered = Lowered { found, highest: 10 };
-            let mark = w.slot(w.name(b"inv:20261126"), DAY_END, NOW).unwrap();
+            let mark = w.slot(w.name(b"inv:20261126"), 0, DAY_END, NOW).unwrap();
             assert_eq!(mark.resume(found), (10, Some(lowered)));
         }
         // Another counter is not confused with it.
-        let other = w.slot(w.name(b"inv:20261127"), DAY_END, NOW).unwrap();
+        let other = w.slot(w.name(b"inv:20261127"), 0, DAY_END, NOW).unwrap();
         assert_eq!(other.resume(0), (0, None));
         // Counters named in turn each keep their own witness.
-        w.slot(w.name(b"a"), DAY_END, NOW).unwrap().note(5);
-        w.slot(w.name(b"b"), DAY_END, NOW).unwrap().note(7);
-        assert_eq!(w.slot(w.name(b"a"), DAY_END, NOW).unwrap().highest, 5);
+        w.slot(w.name(b"a"), 0, DAY_END, NOW).unwrap().note(5);
+        w.slot(w.name(b"b"), 0, DAY_END, NOW).unwrap().note(7);
+        assert_eq!(w.slot(w.name(b"a"), 0, DAY_END, NOW).unwrap().highest, 5);
         assert_eq!(w.mark(w.name(b"b")).unwrap().highest, 7);
         assert_eq!(w.mark(w.name(b"a")).unwrap().highest, 5);
         // A note never lowers the witness.
-        w.slot(w.name(b"inv:20261126"), DAY_END, NOW)
+        w.slot(w.name(b"inv:20261126"), 0, DAY_END, NOW)
             .unwrap()
             .note(2);
         assert_eq!(w.mark(w.name(b"inv:20261126")).unwrap().highest, 10);
@@ -253,37 +423,159 @@ mod tests {
 
     #[test]
     fn the_cap_refuses_new_counters_until_a_period_is_over() {
-        let mut w = Witnesses::new(2);
-        w.slot(w.name(b"a"), DAY_END, NOW).unwrap();
-        w.slot(w.name(b"b"), DAY_END + 86_400_000, NOW).unwrap();
-        assert_eq!(w.slot(w.name(b"c"), DAY_END, NOW), Err(Full { max: 2 }));
+        let mut w = Witnesses::new(2, false);
+        w.slot(w.name(b"a"), 0, DAY_END, NOW).unwrap();
+        w.slot(w.name(b"b"), 0, DAY_END + 86_400_000, NOW).unwrap();
+        assert_eq!(w.slot(w.name(b"c"), 0, DAY_END, NOW), Err(Full { max: 2 }));
         assert!(
-            w.slot(w.name(b"a"), DAY_END, NOW).is_ok(),
+            w.slot(w.name(b"a"), 0, DAY_END, NOW).is_ok(),
             "a kept counter is not new"
         );
         // The day is over, and the grace: its counter's witness goes, the other stays.
         let later = DAY_END + GRACE_MS;
-        assert!(w.slot(w.name(b"c"), DAY_END + 86_400_000, later).is_ok());
+        assert!(w.slot(w.name(b"c"), 0, DAY_END + 86_400_000, later).is_ok());
         assert_eq!(w.len(), 2);
         assert!(w.mark(w.name(b"a")).is_none() && w.mark(w.name(b"b")).is_some());
     }
 
     #[test]
     fn the_memory_shown_grows_with_the_counters_and_falls_when_they_go() {
-        let mut w = Witnesses::new(usize::MAX);
+        let mut w = Witnesses::new(usize::MAX, false);
         let empty = w.bytes();
         for i in 0..10_000u32 {
             let key = format!("customer-{i}:20261126");
-            w.slot(w.name(key.as_bytes()), DAY_END, NOW).unwrap();
+            w.slot(w.name(key.as_bytes()), 0, DAY_END, NOW).unwrap();
         }
         let full = w.bytes();
         assert!(full > empty + 10_000 * 25, "{full}");
         w.slot(
             w.name(b"tomorrow"),
+            0,
             DAY_END + 86_400_000,
             DAY_END + GRACE_MS,
         )
         .unwrap();
         assert!(w.bytes() < full / 100, "{}", w.bytes());
+    }
+
+    #[test]
+    fn with_a_witness_file_values_above_the_reservation_wait_and_blocks_follow_the_rate() {
+        let block = MIN_BLOCK as u64;
+        let mut w = Witnesses::new(10, true);
+        let name = w.name(b"{inv}:20261126");
+        let mark = w.slot(name, 0, DAY_END, NOW).unwrap();
+        // A new counter's first values are covered by the file's first line: its own block is
+        // asked at once, and nothing waits.
+        let first = mark.reserve(1, NOW, u64::MAX);
+        assert_eq!(
+            first,
+            Reserve {
+                wait: false,
+                ask: Some(1 + block)
+            }
+        );
+        assert_eq!(
+            mark.reserve(2, NOW, u64::MAX),
+            Reserve {
+                wait: false,
+                ask: None
+            }
+        );
+        // Past the new counters' block, its own unwritten yet: the value waits.
+        assert!(!mark.reserve(NEW_COUNTER_BLOCK, NOW, u64::MAX).wait);
+        assert!(mark.reserve(NEW_COUNTER_BLOCK + 1, NOW, u64::MAX).wait);
+        w.confirm(name, 1 + block, true);
+        let mark = w.slot(name, 0, DAY_END, NOW).unwrap();
+        assert_eq!(mark.durable, 1 + block);
+        // Within half a block of what was asked, the next block is asked ahead; used up fast,
+        // it doubles.
+        let (asked, before) = (mark.asked, mark.block);
+        let value = asked - u64::from(before / 2) + 1;
+        let ahead = mark.reserve(value, NOW + 10, u64::MAX);
+        assert_eq!(mark.block, before * 2);
+        assert_eq!(ahead.ask, Some(value + u64::from(mark.block)));
+        // A failed write asks again on the next value.
+        w.confirm(name, ahead.ask.unwrap(), false);
+        let mark = w.slot(name, 0, DAY_END, NOW).unwrap();
+        assert_eq!(mark.asked, mark.durable);
+        assert!(mark.reserve(asked, NOW + 20, u64::MAX).ask.is_some());
+        // A block that lasted long halves the next one, down to the smallest.
+        let before = mark.block;
+        mark.reserve(mark.asked, NOW + 60_000, u64::MAX);
+        assert_eq!(mark.block, (before / 2).max(MIN_BLOCK));
+        // Never past the largest.
+        for i in 0..40 {
+            let asked = mark.asked;
+            mark.reserve(asked, NOW + 60_001 + i, u64::MAX);
+        }
+        assert_eq!(mark.block, MAX_BLOCK);
+        // Blocks stop at the most the counter's digits hold, and are not asked again there.
+        let mut w = Witnesses::new(10, true);
+        let mark = w.slot(w.name(b"small"), 0, DAY_END, NOW).unwrap();
+        for value in 1..=99 {
+            if let Some(asked) = mark.reserve(value, NOW + value as i64, 99).ask {
+                assert!(asked <= 99, "{asked}");
+            }
+        }
+        assert_eq!(mark.reserve(99, NOW + 100, 99).ask, None);
+    }
+
+    #[test]
+    fn after_a_crash_counters_of_periods_under_way_start_above_the_new_counters_block() {
+        let mut w = Witnesses::new(10, true);
+        let load = NOW - 1_000;
+        w.after_crash(NEW_COUNTER_BLOCK, load);
+        w.seed(w.name(b"named"), DAY_END, 3);
+        // Begun before the load: lifted, quietly when the counter holds nothing.
+        let mark = w.slot(w.name(b"today"), load - 5, DAY_END, NOW).unwrap();
+        let (base, lowered) = mark.resume(0);
+        assert_eq!(base, NEW_COUNTER_BLOCK);
+        assert!(w.is_crash_floor(lowered.unwrap()));
+        // Named in the file with less: the floor still holds.
+        let mark = w.slot(w.name(b"named"), 0, DAY_END, NOW).unwrap();
+        assert_eq!(mark.resume(0).0, NEW_COUNTER_BLOCK);
+        // Begun after the load: starts at the start.
+        let mark = w.slot(w.name(b"tomorrow"), load + 1, DAY_END, NOW).unwrap();
+        assert_eq!(mark.resume(0), (0, None));
+        // A counter found above nothing but the floor, or lowered from above it, is worth a word.
+        let real = Lowered {
+            found: 2,
+            highest: NEW_COUNTER_BLOCK,
+        };
+        assert!(!w.is_crash_floor(real));
+    }
+
+    #[test]
+    fn a_seeded_reservation_is_where_the_counter_carries_on() {
+        let mut w = Witnesses::new(1, true);
+        let name = w.name(b"{inv}:20261126");
+        w.seed(name, DAY_END, 40);
+        w.seed(w.name(b"other"), DAY_END, 7);
+        assert_eq!(w.len(), 2, "kept past the cap");
+        let mark = w.slot(name, 0, DAY_END, NOW).unwrap();
+        assert_eq!(
+            mark.resume(0),
+            (
+                40,
+                Some(Lowered {
+                    found: 0,
+                    highest: 40
+                })
+            )
+        );
+        assert!(mark.reserve(41, NOW, u64::MAX).wait);
+        // Seeding never lowers a mark.
+        w.seed(name, DAY_END, 3);
+        assert_eq!(w.mark(name).unwrap().highest, 40);
+        // Without a witness file nothing waits or is asked.
+        let mut off = Witnesses::new(10, false);
+        let mark = off.slot(off.name(b"a"), 0, DAY_END, NOW).unwrap();
+        assert_eq!(
+            mark.reserve(1_000_000, NOW, u64::MAX),
+            Reserve {
+                wait: false,
+                ask: None
+            }
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! - Commands, configuration callbacks and server events run on Redis's main thread, which
 //!   owns every `RedisModuleCtx`, key and string handed to them for the length of the call.
 
+pub mod blocked;
 pub mod cluster;
 pub mod ctx;
 pub mod key;

@@ -1,0 +1,246 @@
+//! The witness file of date-sequence counters: how far each counter is reserved on disk, so
+//! that a restart from an older RDB or AOF, or a crash before the AOF was synced, carries each
+//! counter on above every value handed out before.
+//!
+//! One line per reservation, appended: `<ends_ms> <reserved> <name>`, the period's end (ms
+//! since 1970), the highest value reserved, and the counter key's name with every byte outside
+//! `!`..`~` and `%` itself written `%XX`, so a name of any bytes is one word of text. A later
+//! line for a name supersedes an earlier one only upward ([`fold`]); lines of periods over by
+//! more than the witness's grace are dropped when the file is rewritten.
+//!
+//! While a server runs, the file starts with `every <n>`: any counter of a period under way may
+//! have handed out up to `n` (the values new counters take before their own line is written).
+//! A clean shutdown rewrites the file without it, each counter at what it handed out; a file
+//! found with it at load means the last run crashed.
+//!
+//! A crash can leave the last line cut short: a line without its newline was never synced
+//! whole, so no value waited on it, and it is skipped. Any other line this module would not
+//! write makes the file foreign, and it is refused.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::witness::GRACE_MS;
+
+/// One counter's reservation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The first ms after the counter's period.
+    pub ends_ms: i64,
+    /// The highest value reserved: none above it was handed out.
+    pub reserved: u64,
+    /// The counter key's name.
+    pub name: Vec<u8>,
+}
+
+impl Entry {
+    /// Appends the entry as one line of the file.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let _ = write!(out, "{} {} ", self.ends_ms, self.reserved);
+        for &b in &self.name {
+            if (b'!'..=b'~').contains(&b) && b != b'%' {
+                out.push(b);
+            } else {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+        out.push(b'\n');
+    }
+
+    /// One line of the file (without its newline).
+    fn parse(line: &[u8]) -> Option<Entry> {
+        let mut words = line.split(|&b| b == b' ');
+        fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
+            std::str::from_utf8(word?).ok()?.parse().ok()
+        }
+        let ends_ms: i64 = number(words.next())?;
+        let reserved: u64 = number(words.next())?;
+        let word = words.next().filter(|w| !w.is_empty())?;
+        if words.next().is_some() {
+            return None;
+        }
+        let mut name = Vec::with_capacity(word.len());
+        let mut bytes = word.iter();
+        while let Some(&b) = bytes.next() {
+            if b == b'%' {
+                let hex = [*bytes.next()?, *bytes.next()?];
+                name.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+            } else if (b'!'..=b'~').contains(&b) {
+                name.push(b);
+            } else {
+                return None;
+            }
+        }
+        Some(Entry {
+            ends_ms,
+            reserved,
+            name,
+        })
+    }
+}
+
+/// A line of the file this module never writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Foreign {
+    /// Its number, from 1.
+    pub line: usize,
+    /// Its text (cut to 80 bytes), for the error.
+    pub text: String,
+}
+
+impl fmt::Display for Foreign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {} ({:?}) is not `<ends_ms> <reserved> <name>`: this module never writes that",
+            self.line, self.text
+        )
+    }
+}
+
+/// What the file holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ledger {
+    /// `every <n>`: present while a server runs, so after a crash.
+    pub every: Option<u64>,
+    pub entries: Vec<Entry>,
+}
+
+/// Every whole line of `text`, the last one skipped if cut short by a crash.
+///
+/// # Errors
+/// [`Foreign`] for the first whole line that is not an entry (or `every <n>` first).
+pub fn parse(text: &[u8]) -> Result<Ledger, Foreign> {
+    let mut ledger = Ledger::default();
+    let Some(end) = text.iter().rposition(|&b| b == b'\n') else {
+        return Ok(ledger);
+    };
+    for (i, line) in text[..end].split(|&b| b == b'\n').enumerate() {
+        let every = line
+            .strip_prefix(b"every ")
+            .filter(|_| i == 0)
+            .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok());
+        if every.is_some() {
+            ledger.every = every;
+            continue;
+        }
+        let entry = Entry::parse(line).ok_or_else(|| Foreign {
+            line: i + 1,
+            text: String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned(),
+        })?;
+        ledger.entries.push(entry);
+    }
+    Ok(ledger)
+}
+
+/// One entry per name, with its highest reservation, leaving out periods over by `now_ms`
+/// (ended more than [`GRACE_MS`] before it).
+pub fn fold(entries: impl IntoIterator<Item = Entry>, now_ms: i64) -> Vec<Entry> {
+    let mut by_name: HashMap<Vec<u8>, Entry> = HashMap::new();
+    for entry in entries {
+        if now_ms >= entry.ends_ms.saturating_add(GRACE_MS) {
+            continue;
+        }
+        match by_name.get_mut(&entry.name) {
+            Some(kept) => {
+                kept.reserved = kept.reserved.max(entry.reserved);
+                kept.ends_ms = kept.ends_ms.max(entry.ends_ms);
+            }
+            None => {
+                by_name.insert(entry.name.clone(), entry);
+            }
+        }
+    }
+    let mut entries: Vec<Entry> = by_name.into_values().collect();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    entries
+}
+
+/// The whole file for `entries`, headed by `every <n>` while a server runs.
+pub fn render(every: Option<u64>, entries: &[Entry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entries.len() * 48 + 32);
+    if let Some(n) = every {
+        out.extend_from_slice(format!("every {n}\n").as_bytes());
+    }
+    for entry in entries {
+        entry.write(&mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const END: i64 = 1_795_046_400_000;
+
+    fn entry(name: &[u8], reserved: u64) -> Entry {
+        Entry {
+            ends_ms: END,
+            reserved,
+            name: name.to_vec(),
+        }
+    }
+
+    #[test]
+    fn any_name_comes_back_as_written() {
+        let names: [&[u8]; 5] = [
+            b"{inv}:20261126",
+            b"{a b}:2026",
+            b"{%\n\r\0\xff}:202611",
+            b"{caf\xc3\xa9}:20261126",
+            b"x",
+        ];
+        let entries: Vec<Entry> = names.iter().map(|n| entry(n, 7)).collect();
+        let text = render(Some(16), &entries);
+        assert_eq!(text.iter().filter(|&&b| b == b'\n').count(), 6);
+        let ledger = parse(&text).unwrap();
+        assert_eq!((ledger.every, ledger.entries), (Some(16), entries.clone()));
+        assert_eq!(parse(&render(None, &entries)).unwrap().every, None);
+    }
+
+    #[test]
+    fn a_line_cut_short_is_skipped_and_a_foreign_one_refused() {
+        let mut text = render(None, &[entry(b"a", 1), entry(b"b", 2)]);
+        text.extend_from_slice(b"1795046400000 9");
+        assert_eq!(
+            parse(&text).unwrap().entries,
+            [entry(b"a", 1), entry(b"b", 2)]
+        );
+        for foreign in [
+            &b"hello\n"[..],
+            b"1 2\n",
+            b"1 2 a b\n",
+            b"x 2 a\n",
+            b"1 -2 a\n",
+            b"1 2 %G0\n",
+            b"1 2 %4\n",
+            b"\n",
+            b"every 16\n",
+        ] {
+            let mut text = render(None, &[entry(b"a", 1)]);
+            text.extend_from_slice(foreign);
+            assert_eq!(parse(&text).unwrap_err().line, 2, "{foreign:?}");
+        }
+    }
+
+    #[test]
+    fn folding_keeps_the_highest_reservation_of_each_live_period() {
+        let ended = Entry {
+            ends_ms: END - GRACE_MS - 1,
+            ..entry(b"old", 9)
+        };
+        let folded = fold(
+            [
+                entry(b"a", 5),
+                entry(b"b", 3),
+                entry(b"a", 4),
+                entry(b"a", 8),
+                ended,
+            ],
+            END,
+        );
+        assert_eq!(folded, [entry(b"a", 8), entry(b"b", 3)]);
+    }
+}

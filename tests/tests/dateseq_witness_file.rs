@@ -1,0 +1,217 @@
+//! The DATESEQ witness file (`idgen.dateseq-witness-file`): what it holds, how values wait for
+//! it, and what the module does when it is foreign, shared, or on a disk that fills up. The
+//! restarts it makes safe are crossed with every way of losing data in `witness_matrix.rs`.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use idgen_tests::redis::{self, Value};
+use idgen_tests::tmpfs::Tmpfs;
+use idgen_tests::{cmd, wait_for, Options, Server};
+
+const FILE: &str = "idgen-dateseq.witness";
+
+fn next(con: &mut redis::Connection, prefix: &str) -> u64 {
+    cmd(&["DATESEQ.NEXT", prefix]).query(con).unwrap()
+}
+
+fn in_dir(dir: &std::path::Path) -> Options {
+    Options {
+        dir: Some(dir.to_path_buf()),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn values_wait_for_their_block_and_many_new_counters_share_each_write() {
+    let dir = idgen_tests::data_dir("witness-file-blocks");
+    let server = Server::start_with(in_dir(&dir));
+    let mut con = server.connection();
+    // 2,000 new counters in one pipeline: each first value waits for a block, and the writes
+    // are grouped.
+    let mut pipe = redis::pipe();
+    for i in 0..2_000 {
+        pipe.cmd("DATESEQ.NEXT").arg(format!("customer-{i}"));
+    }
+    let firsts: Vec<u64> = pipe.query(&mut con).unwrap();
+    assert!(
+        firsts.iter().all(|v| v % 1_000_000 == 1),
+        "each starts at 1"
+    );
+    let lines: u64 = server
+        .info_field("dateseq_witness_file_lines")
+        .parse()
+        .unwrap();
+    let writes: u64 = server
+        .info_field("dateseq_witness_file_writes")
+        .parse()
+        .unwrap();
+    assert!(lines >= 2_000, "a block for each counter: {lines} lines");
+    assert!(
+        writes < lines / 4,
+        "{writes} writes for {lines} lines: not grouped"
+    );
+    let text = std::fs::read_to_string(dir.join(FILE)).unwrap();
+    assert!(
+        text.contains("{customer-1999}:"),
+        "the file names each counter"
+    );
+    // A counter in steady use asks each block ahead: a few waits for a thousand values.
+    let waits_before: u64 = server
+        .info_field("dateseq_witness_file_waits")
+        .parse()
+        .unwrap();
+    let mut seen = HashSet::new();
+    for _ in 0..1_000 {
+        assert!(seen.insert(next(&mut con, "steady")));
+    }
+    let waits: u64 = server
+        .info_field("dateseq_witness_file_waits")
+        .parse()
+        .unwrap();
+    assert!(waits - waits_before < 50, "{} waits", waits - waits_before);
+    // Inside MULTI and a script (no client to block), the call waits for the write itself.
+    let mut pipe = redis::pipe();
+    pipe.atomic()
+        .cmd("DATESEQ.NEXT")
+        .arg("in-multi")
+        .cmd("DATESEQ.NEXT")
+        .arg("in-multi")
+        .arg("COUNT")
+        .arg(500);
+    let (one, range): (u64, Vec<u64>) = pipe.query(&mut con).unwrap();
+    assert_eq!((one % 1_000_000, range[1] - range[0]), (1, 499));
+    let from_lua: u64 = redis::cmd("EVAL")
+        .arg("return redis.call('DATESEQ.NEXT', 'in-lua', 'COUNT', 300)[2]")
+        .arg(0)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(from_lua % 1_000_000, 300);
+    let text = std::fs::read_to_string(dir.join(FILE)).unwrap();
+    for prefix in ["in-multi", "in-lua"] {
+        let reserved: u64 = text
+            .lines()
+            .filter(|l| l.contains(&format!("{{{prefix}}}")))
+            .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+            .max()
+            .unwrap();
+        assert!(
+            reserved >= 300,
+            "{prefix}: replied above its reservation {reserved}"
+        );
+    }
+}
+
+#[test]
+fn a_foreign_or_shared_witness_file_refuses_the_module_naming_it() {
+    let dir = idgen_tests::data_dir("witness-file-foreign");
+    let path = dir.join(FILE);
+    type Make = fn(&std::path::Path);
+    let cases: [(&str, Make); 4] = [
+        ("a foreign line", |p| {
+            std::fs::write(p, "1795737600000 5 {a}:20261126\nhello\n").unwrap()
+        }),
+        ("not text", |p| {
+            std::fs::write(p, [0xff, 0xfe, b'\n']).unwrap()
+        }),
+        ("a directory", |p| std::fs::create_dir(p).unwrap()),
+        ("a dangling link", |p| {
+            std::os::unix::fs::symlink(p.with_extension("nowhere"), p).unwrap()
+        }),
+    ];
+    for (what, make) in cases {
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir_all(&path);
+        make(&path);
+        let log = Server::try_start(in_dir(&dir))
+            .err()
+            .unwrap_or_else(|| panic!("{what}: loaded"));
+        assert!(
+            log.contains(FILE),
+            "{what}: the refusal names the file:\n{log}"
+        );
+    }
+    // A last line cut short by a crash is not foreign: it was never synced whole.
+    let _ = std::fs::remove_file(&path);
+    std::fs::write(&path, "1795737600000 5 {a}:20261126\n1795737600000 9").unwrap();
+    let server = Server::start_with(in_dir(&dir));
+    // A second server on the same witness file would take its reservations for its own.
+    let other = Options {
+        config_lines: vec![
+            format!("idgen.dateseq-witness-file {}", path.display()),
+            "idgen.state-file \"\"".into(),
+        ],
+        ..Options::default()
+    };
+    let log = Server::try_start(other)
+        .err()
+        .expect("a second server on one witness file");
+    assert!(log.contains("locked by another running server"), "{log}");
+    drop(server);
+}
+
+#[test]
+fn a_full_disk_refuses_values_it_cannot_reserve_then_resumes_without_a_repeat() {
+    let disk = Tmpfs::mount("witness-file-full", "1m");
+    let mut server = Server::start_with(in_dir(&disk));
+    let mut con = server.connection();
+    let before = next(&mut con, "invoice");
+    let filler = disk.fill();
+    // The counter's first block still has room: values below it need no write.
+    let within = next(&mut con, "invoice");
+    assert!(within > before);
+    // Values past what new counters take unnamed need a block, which cannot be written once
+    // the file's last page is full.
+    let err = (0..500)
+        .map(|i| {
+            cmd(&["DATESEQ.NEXT", &format!("new-customer-{i}"), "COUNT", "20"])
+                .query::<Vec<u64>>(&mut con)
+        })
+        .find_map(Result::err)
+        .expect("a new counter was served with no room to reserve it");
+    let err = idgen_tests::error_text(&err);
+    assert!(
+        err.contains("cannot write the DATESEQ witness file"),
+        "{err}"
+    );
+    // A new counter's first value needs no write (the file's first line covers it), though its
+    // own line cannot be written: after a crash, the first line lifts it.
+    let unnamed_prefix = "a-new-counter-whose-line-is-longer-than-any-written-before";
+    let unnamed = next(&mut con, unnamed_prefix);
+    assert!(server
+        .info_field("dateseq_witness_file_error")
+        .contains("No space left"));
+    // A burst past the block is refused too, never handed out unreserved.
+    let refused = (0..100).any(|_| {
+        let reply: redis::RedisResult<u64> = cmd(&["DATESEQ.NEXT", "invoice"]).query(&mut con);
+        reply.is_err()
+    });
+    assert!(
+        refused,
+        "values went on past a block that could not be written"
+    );
+    std::fs::remove_file(filler).unwrap();
+    let mut resumed = 0;
+    assert!(wait_for(Duration::from_secs(5), || {
+        resumed = cmd(&["DATESEQ.NEXT", "new-customer"])
+            .query(&mut con)
+            .unwrap_or(0);
+        resumed > 0
+    }));
+    assert_eq!(server.info_field("dateseq_witness_file_error"), "");
+    let mut after: u64 = cmd(&["DATESEQ.NEXT", "invoice"]).query(&mut con).unwrap();
+    assert!(after > within);
+    // A write cut short by the full disk left no torn line: the file still loads, and the
+    // counters carry on above everything handed out, whatever the data says.
+    server.kill9();
+    std::fs::remove_file(disk.join("dump.rdb")).ok();
+    let server = Server::start_with(in_dir(&disk));
+    let mut con = server.connection();
+    let restarted = next(&mut con, "invoice");
+    assert!(restarted > after, "{restarted} after {after}");
+    let lifted = next(&mut con, unnamed_prefix);
+    assert!(lifted > unnamed, "{lifted} after {unnamed}: a repeat");
+    after = next(&mut con, "new-customer-x");
+    assert!(after > resumed);
+    let _: Value = cmd(&["PING"]).query(&mut con).unwrap();
+}

@@ -38,6 +38,17 @@ fn values_wait_for_their_block_and_many_new_counters_share_each_write() {
         firsts.iter().all(|v| v % 1_000_000 == 1),
         "each starts at 1"
     );
+    // Each first value asked its block without waiting for it: the writes follow.
+    let lines_at_least = |n: u64| {
+        wait_for(Duration::from_secs(10), || {
+            let lines: u64 = server
+                .info_field("dateseq_witness_file_lines")
+                .parse()
+                .unwrap();
+            lines >= n
+        })
+    };
+    assert!(lines_at_least(2_000), "a block for each counter");
     let lines: u64 = server
         .info_field("dateseq_witness_file_lines")
         .parse()

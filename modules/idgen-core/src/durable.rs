@@ -174,11 +174,20 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("..state");
         let held = lock(&path, "they would clash").unwrap();
-        assert!(dir.join("..state.lock").exists(), "the whole name, with .lock");
+        assert!(
+            dir.join("..state.lock").exists(),
+            "the whole name, with .lock"
+        );
         let err = lock(&path, "they would clash").unwrap_err();
-        assert!(err.contains("locked by another running server: they would clash"), "{err}");
+        assert!(
+            err.contains("locked by another running server: they would clash"),
+            "{err}"
+        );
         drop(held);
-        assert!(lock(&path, "they would clash").is_ok(), "let go when closed");
+        assert!(
+            lock(&path, "they would clash").is_ok(),
+            "let go when closed"
+        );
         assert_eq!(temporary(&path), dir.join("..state.tmp"));
         let _ = fs::remove_dir_all(&dir);
     }

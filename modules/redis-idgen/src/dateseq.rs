@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use idgen_core::dateseq::ledger::Entry;
-use idgen_core::dateseq::{check_digits, compose, Day, Period, ValueError};
+use idgen_core::dateseq::{check_digits, compose, most_in, Day, Period, ValueError};
 use idgen_core::{Clock, SqidCodec, SystemClock};
 
 use crate::args::Args;
@@ -34,7 +34,7 @@ use crate::ffi::key::{self, Step};
 use crate::form::Form;
 use crate::snowflake::parse_count;
 use crate::state::State;
-use crate::witness_file::Ask;
+use crate::witness_file::{Ask, WitnessFile};
 
 /// What a call asked for.
 struct Request<'a> {
@@ -71,27 +71,41 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     } else {
         !needs_string(ctx, last, &mut s.callers)
     };
-    let reply = Reply {
-        form: req.form.exact_or_decimal(exact),
-        values: values(&req, first as u64, last as u64, s)?,
-        codec: Arc::clone(&s.sqids),
-    };
-    match (wait, &s.witness_file) {
-        (true, Some(file)) => match Blocked::<Waited>::block(ctx) {
-            // The reply goes out once the witness file holds the values.
-            Some(client) => {
-                file.wait(Box::new(move |written| {
-                    client.finish(Waited { reply, written })
-                }));
-                Ok(())
-            }
-            // MULTI or a script: no client to block, so this call waits for the disk.
-            None => {
-                file.wait_here().map_err(CommandError::WitnessFile)?;
-                reply.send(ctx)
-            }
-        },
-        _ => reply.send(ctx),
+    let form = req.form.exact_or_decimal(exact);
+    let values = values(&req, first as u64, last as u64, s)?;
+    match &s.witness_file {
+        Some(file) if wait => wait_for_file(ctx, file, form, values, &s.sqids),
+        _ => send(ctx, form, &values, &s.sqids),
+    }
+}
+
+/// Replies once the witness file holds the values: with the client blocked meanwhile, or (inside
+/// MULTI or a script, where no client can be blocked) after waiting here.
+#[cold]
+fn wait_for_file(
+    ctx: &Ctx,
+    file: &WitnessFile,
+    form: Form,
+    values: Values,
+    codec: &Arc<SqidCodec>,
+) -> Result<(), CommandError> {
+    match Blocked::<Waited>::block(ctx) {
+        Some(client) => {
+            let codec = Arc::clone(codec);
+            file.wait(Box::new(move |written| {
+                client.finish(Waited {
+                    form,
+                    values,
+                    codec,
+                    written,
+                })
+            }));
+            Ok(())
+        }
+        None => {
+            file.wait_here().map_err(CommandError::WitnessFile)?;
+            send(ctx, form, &values, codec)
+        }
     }
 }
 
@@ -102,32 +116,25 @@ enum Values {
     Many(Vec<u64>),
 }
 
-/// A reply, ready to go now or once the witness file holds its values.
-struct Reply {
-    form: Form,
-    values: Values,
-    codec: Arc<SqidCodec>,
-}
-
-impl Reply {
-    fn send(&self, ctx: &Ctx) -> Result<(), CommandError> {
-        match &self.values {
-            Values::One(value) => self.form.reply(ctx, *value, &self.codec),
-            Values::Many(values) => self.form.reply_all(ctx, values, &self.codec),
-        }
+fn send(ctx: &Ctx, form: Form, values: &Values, codec: &SqidCodec) -> Result<(), CommandError> {
+    match values {
+        Values::One(value) => form.reply(ctx, *value, codec),
+        Values::Many(values) => form.reply_all(ctx, values, codec),
     }
 }
 
 /// A reply that waited for the witness file, and whether the file was written.
 pub struct Waited {
-    reply: Reply,
+    form: Form,
+    values: Values,
+    codec: Arc<SqidCodec>,
     written: Result<(), String>,
 }
 
 impl Answer for Waited {
     fn answer(self, ctx: &Ctx) {
         let sent = match self.written {
-            Ok(()) => self.reply.send(ctx),
+            Ok(()) => send(ctx, self.form, &self.values, &self.codec),
             Err(why) => Err(CommandError::WitnessFile(why)),
         };
         if let Err(e) = sent {
@@ -215,7 +222,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), Co
         Ok((step, (last - (n as i64 - 1), last, base + gap + n)))
     })?;
     mark.note(seq);
-    let reserve = mark.reserve(seq, now_ms, 10u64.pow(req.digits) - 1);
+    let reserve = mark.reserve(seq, now_ms, most_in(req.digits));
     if let (Some(upto), Some(file)) = (reserve.ask, &s.witness_file) {
         file.ask(Ask {
             name: witness,

@@ -148,15 +148,26 @@ impl WitnessFile {
 
     /// Queues a reservation for the next write.
     pub fn ask(&self, ask: Ask) {
-        lock(&self.shared.queue).asks.push(ask);
-        self.shared.wake.notify_one();
+        self.queue(|queue| queue.asks.push(ask));
     }
 
     /// Has `waiter` told when every reservation asked so far is written (or failed).
     pub fn wait(&self, waiter: Waiter) {
         self.shared.waits.fetch_add(1, Ordering::Relaxed);
-        lock(&self.shared.queue).waiters.push(waiter);
-        self.shared.wake.notify_one();
+        self.queue(|queue| queue.waiters.push(waiter));
+    }
+
+    /// Adds to the queue, waking the writer only if it was empty: otherwise the writer was
+    /// woken already, or is writing and takes the whole queue next (a wake is a system call,
+    /// which the first values of new counters would pay each).
+    fn queue(&self, add: impl FnOnce(&mut Queue)) {
+        let mut queue = lock(&self.shared.queue);
+        let idle = queue.asks.is_empty() && queue.waiters.is_empty();
+        add(&mut queue);
+        drop(queue);
+        if idle {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// Waits here until every reservation asked so far is written: for callers that cannot be

@@ -15,5 +15,5 @@ pub mod witness;
 pub use calendar::{Calendar, Day, DayCache, Period, ZoneError};
 pub use fence::Fence;
 pub use key::{counter_key, parse_counter, KeyError};
-pub use value::{check_digits, compose, ValueError, DEFAULT_DIGITS, MAX_DIGITS};
+pub use value::{check_digits, compose, most_in, ValueError, DEFAULT_DIGITS, MAX_DIGITS};
 pub use witness::{Lowered, Mark, Reserve, Witnesses};

@@ -55,16 +55,40 @@ pub fn check_digits(digits: i64) -> Result<u32, ValueError> {
 /// into another day's values), [`ValueError::DigitsOutOfRange`] for bad `digits`.
 pub fn compose(date: u32, digits: u32, seq: u64) -> Result<i64, ValueError> {
     let digits = check_digits(digits as i64)?;
-    let scale = 10u64.pow(digits);
+    let scale = SCALES[digits as usize];
     if seq >= scale {
         return Err(ValueError::SequenceOverflow { date, digits });
     }
     Ok((date as u64 * scale + seq) as i64)
 }
 
+/// 10^d for every d up to [`MAX_DIGITS`]: a load, not a loop, on every call.
+const SCALES: [u64; MAX_DIGITS as usize + 1] = {
+    let mut scales = [1u64; MAX_DIGITS as usize + 1];
+    let mut d = 1;
+    while d < scales.len() {
+        scales[d] = scales[d - 1] * 10;
+        d += 1;
+    }
+    scales
+};
+
+/// The highest sequence `digits` digits hold (`digits` checked by [`check_digits`]).
+pub fn most_in(digits: u32) -> u64 {
+    SCALES[digits.min(MAX_DIGITS) as usize] - 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_most_a_counter_holds_is_all_nines() {
+        assert_eq!(
+            (most_in(1), most_in(6), most_in(10)),
+            (9, 999_999, 9_999_999_999)
+        );
+    }
 
     #[test]
     fn composes_the_documented_example() {

@@ -325,8 +325,8 @@ fn lease_fence_from_now(config: &Config) -> i64 {
 /// above what new counters could take unnamed.
 fn witnesses(config: &Config, file: &Option<(WitnessFile, Ledger)>) -> Witnesses {
     let mut witnesses = Witnesses::new(witness_max(config), file.is_some());
-    if let Some(floor) = file.as_ref().and_then(|(_, ledger)| ledger.every) {
-        witnesses.after_crash(floor, SystemClock.now_ms());
+    if let Some((_, ledger)) = file {
+        witnesses.after_crashes(&ledger.crashed);
     }
     for entry in file.iter().flat_map(|(_, ledger)| &ledger.entries) {
         let name = witnesses.name(&entry.name);

@@ -24,14 +24,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use idgen_core::dateseq::ledger::{self, Entry, Ledger};
-use idgen_core::dateseq::witness::NEW_COUNTER_BLOCK;
+use idgen_core::dateseq::ledger::{self, Crashed, Entry, Ledger};
+use idgen_core::dateseq::witness::{GRACE_MS, NEW_COUNTER_BLOCK};
 use idgen_core::{durable, Clock, SystemClock};
 
 /// The file is rewritten once its lines outnumber this many times the counters it holds...
 const REWRITE_RATIO: u64 = 4;
 /// ...and at least this many.
 const REWRITE_MIN_LINES: u64 = 100_000;
+
+/// The longest period a counter has (a leap year): a crashed run's window is kept this long.
+const LONGEST_PERIOD_MS: i64 = 366 * 86_400_000;
 
 /// A reservation to write: values of counter `name` up to `entry.reserved`.
 pub struct Ask {
@@ -103,9 +106,21 @@ impl WitnessFile {
                 path.display()
             )
         })?;
-        let entries = ledger::fold(found.entries, SystemClock.now_ms());
-        let every = found.every.unwrap_or(0).max(NEW_COUNTER_BLOCK);
-        let text = ledger::render(Some(every), &entries);
+        let now = SystemClock.now_ms();
+        let entries = ledger::fold(found.entries, now);
+        // A run that left its `every` line crashed: its window closes now, and is kept as long
+        // as a period that overlapped it can be under way.
+        let mut crashed = found.crashed;
+        if let Some((floor, from_ms)) = found.every {
+            crashed.push(Crashed {
+                floor,
+                from_ms,
+                to_ms: now,
+            });
+        }
+        crashed.retain(|c| now < c.to_ms.saturating_add(LONGEST_PERIOD_MS + GRACE_MS));
+        let every = (NEW_COUNTER_BLOCK, now);
+        let text = ledger::render(Some(every), &crashed, &entries);
         durable::replace(&path, &text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let append = open_append(&path)?;
@@ -116,6 +131,7 @@ impl WitnessFile {
                 path: path.clone(),
                 file: append,
                 every,
+                crashed: crashed.clone(),
                 live: entries.len() as u64,
                 lines: entries.len() as u64,
                 synced_len: text.len() as u64,
@@ -135,7 +151,8 @@ impl WitnessFile {
         Ok((
             file,
             Ledger {
-                every: found.every,
+                every: None,
+                crashed,
                 entries,
             },
         ))
@@ -231,7 +248,7 @@ impl WitnessFile {
         }
         // Every counter used is named (the writer wrote every block asked before it stopped),
         // so the line that covered new counters goes.
-        durable::replace(&self.path, &ledger::render(None, &entries))
+        durable::replace(&self.path, &ledger::render(None, &found.crashed, &entries))
             .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
     }
 
@@ -262,8 +279,9 @@ fn open_append(path: &Path) -> Result<File, String> {
 struct Writer {
     path: PathBuf,
     file: File,
-    /// The file's `every` line.
-    every: u64,
+    /// The file's `every` line, and the crashed runs it keeps.
+    every: (u64, i64),
+    crashed: Vec<Crashed>,
     /// Counters in the file at its last rewrite, and lines in it now.
     live: u64,
     lines: u64,
@@ -356,7 +374,7 @@ impl Writer {
         let found = ledger::parse(text.unwrap_or_default().as_bytes())
             .map_err(|e| format!("{}: {e}", self.path.display()))?;
         let entries = ledger::fold(found.entries, SystemClock.now_ms());
-        let text = ledger::render(Some(self.every), &entries);
+        let text = ledger::render(Some(self.every), &self.crashed, &entries);
         durable::replace(&self.path, &text)
             .map_err(|e| format!("cannot rewrite {}: {e}", self.path.display()))?;
         self.file = open_append(&self.path)?;

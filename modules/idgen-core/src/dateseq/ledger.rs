@@ -8,10 +8,12 @@
 //! line for a name supersedes an earlier one only upward ([`fold`]); lines of periods over by
 //! more than the witness's grace are dropped when the file is rewritten.
 //!
-//! While a server runs, the file starts with `every <n>`: any counter of a period under way may
-//! have handed out up to `n` (the values new counters take before their own line is written).
-//! A clean shutdown rewrites the file without it, each counter at what it handed out; a file
-//! found with it at load means the last run crashed.
+//! While a server runs, the file starts with `every <n> <from_ms>`: any counter of a period
+//! under way since `from_ms` (the run's load) may have handed out up to `n` (the values new
+//! counters take before their own line is written). A clean shutdown rewrites the file without
+//! it, each counter at what it handed out; a file found with it at load means that run crashed,
+//! and the next run keeps `crashed <n> <from_ms> <to_ms>` (`to_ms` its own load) for as long as a
+//! period that overlapped the crashed run can be under way, clean stops included.
 //!
 //! A crash can leave the last line cut short: a line without its newline was never synced
 //! whole, so no value waited on it, and it is skipped. Any other line this module would not
@@ -99,11 +101,29 @@ impl fmt::Display for Foreign {
     }
 }
 
+/// A run that crashed, and the most any counter of a period overlapping it may have handed out
+/// without a line of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crashed {
+    pub floor: u64,
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+impl Crashed {
+    /// Whether the period from `start_ms` to `ends_ms` overlapped the crashed run.
+    pub fn overlaps(&self, start_ms: i64, ends_ms: i64) -> bool {
+        ends_ms > self.from_ms && start_ms < self.to_ms
+    }
+}
+
 /// What the file holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ledger {
-    /// `every <n>`: present while a server runs, so after a crash.
-    pub every: Option<u64>,
+    /// `every <n> <from_ms>`: present while a server runs, so after a crash.
+    pub every: Option<(u64, i64)>,
+    /// Crashed runs whose periods may still be under way.
+    pub crashed: Vec<Crashed>,
     pub entries: Vec<Entry>,
 }
 
@@ -117,13 +137,30 @@ pub fn parse(text: &[u8]) -> Result<Ledger, Foreign> {
         return Ok(ledger);
     };
     for (i, line) in text[..end].split(|&b| b == b'\n').enumerate() {
-        let every = line
-            .strip_prefix(b"every ")
-            .filter(|_| i == 0)
-            .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok());
-        if every.is_some() {
-            ledger.every = every;
-            continue;
+        let numbers = |rest: &[u8]| -> Option<Vec<i64>> {
+            let text = std::str::from_utf8(rest).ok()?;
+            text.split(' ').map(|w| w.parse().ok()).collect()
+        };
+        if let Some(rest) = line.strip_prefix(b"every ").filter(|_| i == 0) {
+            if let Some([n, from @ ..]) = numbers(rest).as_deref() {
+                if *n >= 0 && from.len() <= 1 {
+                    ledger.every = Some((*n as u64, from.first().copied().unwrap_or(0)));
+                    continue;
+                }
+            }
+        }
+        if let Some(rest) = line.strip_prefix(b"crashed ") {
+            if let Some(&[floor, from_ms, to_ms]) = numbers(rest).as_deref() {
+                if floor >= 0 {
+                    let floor = floor as u64;
+                    ledger.crashed.push(Crashed {
+                        floor,
+                        from_ms,
+                        to_ms,
+                    });
+                    continue;
+                }
+            }
         }
         let entry = Entry::parse(line).ok_or_else(|| Foreign {
             line: i + 1,
@@ -157,11 +194,16 @@ pub fn fold(entries: impl IntoIterator<Item = Entry>, now_ms: i64) -> Vec<Entry>
     entries
 }
 
-/// The whole file for `entries`, headed by `every <n>` while a server runs.
-pub fn render(every: Option<u64>, entries: &[Entry]) -> Vec<u8> {
+/// The whole file for `entries`, headed by `every <n> <from_ms>` while a server runs, and the
+/// crashed runs still to be reckoned with.
+pub fn render(every: Option<(u64, i64)>, crashed: &[Crashed], entries: &[Entry]) -> Vec<u8> {
     let mut out = Vec::with_capacity(entries.len() * 48 + 32);
-    if let Some(n) = every {
-        out.extend_from_slice(format!("every {n}\n").as_bytes());
+    if let Some((n, from_ms)) = every {
+        out.extend_from_slice(format!("every {n} {from_ms}\n").as_bytes());
+    }
+    for c in crashed {
+        let line = format!("crashed {} {} {}\n", c.floor, c.from_ms, c.to_ms);
+        out.extend_from_slice(line.as_bytes());
     }
     for entry in entries {
         entry.write(&mut out);
@@ -193,16 +235,30 @@ mod tests {
             b"x",
         ];
         let entries: Vec<Entry> = names.iter().map(|n| entry(n, 7)).collect();
-        let text = render(Some(16), &entries);
-        assert_eq!(text.iter().filter(|&&b| b == b'\n').count(), 6);
+        let crashed = [Crashed {
+            floor: 16,
+            from_ms: 5,
+            to_ms: 9,
+        }];
+        let text = render(Some((16, 7)), &crashed, &entries);
+        assert_eq!(text.iter().filter(|&&b| b == b'\n').count(), 7);
         let ledger = parse(&text).unwrap();
-        assert_eq!((ledger.every, ledger.entries), (Some(16), entries.clone()));
-        assert_eq!(parse(&render(None, &entries)).unwrap().every, None);
+        assert_eq!(ledger.every, Some((16, 7)));
+        assert_eq!(
+            (ledger.crashed, ledger.entries),
+            (crashed.to_vec(), entries.clone())
+        );
+        assert_eq!(parse(&render(None, &[], &entries)).unwrap().every, None);
+        assert_eq!(
+            parse(b"every 16\n").unwrap().every,
+            Some((16, 0)),
+            "before from_ms"
+        );
     }
 
     #[test]
     fn a_line_cut_short_is_skipped_and_a_foreign_one_refused() {
-        let mut text = render(None, &[entry(b"a", 1), entry(b"b", 2)]);
+        let mut text = render(None, &[], &[entry(b"a", 1), entry(b"b", 2)]);
         text.extend_from_slice(b"1795046400000 9");
         assert_eq!(
             parse(&text).unwrap().entries,
@@ -217,9 +273,11 @@ mod tests {
             b"1 2 %G0\n",
             b"1 2 %4\n",
             b"\n",
-            b"every 16\n",
+            b"every 16 5\n",
+            b"crashed 16 5\n",
+            b"crashed -1 5 9\n",
         ] {
-            let mut text = render(None, &[entry(b"a", 1)]);
+            let mut text = render(None, &[], &[entry(b"a", 1)]);
             text.extend_from_slice(foreign);
             assert_eq!(parse(&text).unwrap_err().line, 2, "{foreign:?}");
         }

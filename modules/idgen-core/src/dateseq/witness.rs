@@ -21,7 +21,7 @@
 //! values of every counter it does not name, so a new counter's first values wait for nothing:
 //! its own block is asked at its first value, and written long before it is needed. After a
 //! crash, that line lifts every counter of a period that was under way to above it
-//! ([`Witnesses::after_crash`]). Blocks are sized from the counter's rate, as Leaf sizes its
+//! ([`Witnesses::after_crashes`]). Blocks are sized from the counter's rate, as Leaf sizes its
 //! segments: a block used up in under half a [`BLOCK_TARGET_MS`] doubles the next, one that
 //! lasted over twice that halves it, between [`MIN_BLOCK`] and [`MAX_BLOCK`]. A crash leaves
 //! a gap of at most one block in a counter: about the values of a second or two at its recent
@@ -32,6 +32,8 @@ use std::hash::BuildHasher;
 use std::mem::size_of;
 
 use foldhash::fast::RandomState;
+
+use super::ledger::Crashed;
 
 /// How long a witness outlives its period: room for a clock read across the period's end.
 pub const GRACE_MS: i64 = 3_600_000;
@@ -164,9 +166,9 @@ pub struct Witnesses {
     max: usize,
     /// `durable` of a new mark: [`NEW_COUNTER_BLOCK`] with a witness file, else `u64::MAX`.
     fresh_durable: u64,
-    /// After a crash: `(floor, load_ms)`, the values every counter the witness file did not
-    /// name may have handed out, in periods begun before this run's load.
-    crash_floor: Option<(u64, i64)>,
+    /// Runs that crashed: the values every counter of a period overlapping one may have handed
+    /// out without a line of its own in the witness file.
+    crashed: Vec<Crashed>,
     /// The earliest `ends_ms` of any mark: nothing to drop before it plus the grace.
     earliest_end_ms: i64,
     /// The counter named last and its mark, which is ahead of the table's copy: most calls name
@@ -184,7 +186,7 @@ impl Witnesses {
             names: RandomState::default(),
             max,
             fresh_durable: if on_disk { NEW_COUNTER_BLOCK } else { u64::MAX },
-            crash_floor: None,
+            crashed: Vec::new(),
             earliest_end_ms: i64::MAX,
             last: None,
         }
@@ -195,17 +197,26 @@ impl Witnesses {
         self.names.hash_one(key)
     }
 
-    /// The witness file says the last run did not stop cleanly, and any counter it does not name
-    /// may have handed out up to `floor`: new marks of periods begun before `load_ms` start there.
-    pub fn after_crash(&mut self, floor: u64, load_ms: i64) {
-        self.crash_floor = Some((floor, load_ms));
+    /// The witness file says these runs did not stop cleanly: a counter of a period that
+    /// overlapped one may have handed out up to its floor, named in the file or not.
+    pub fn after_crashes(&mut self, crashed: &[Crashed]) {
+        self.crashed = crashed.to_vec();
     }
 
-    /// Whether `lowered` is only the crash floor lifting a counter that holds nothing: a
-    /// counter no one may have used, not worth a warning each.
+    /// The most a counter of the period from `start_ms` to `ends_ms` may have handed out in a
+    /// run that crashed.
+    fn crash_floor(&self, start_ms: i64, ends_ms: i64) -> u64 {
+        let overlapping = self
+            .crashed
+            .iter()
+            .filter(|c| c.overlaps(start_ms, ends_ms));
+        overlapping.map(|c| c.floor).max().unwrap_or(0)
+    }
+
+    /// Whether `lowered` is only a crash floor lifting a counter that holds nothing: a counter
+    /// no one may have used, not worth a warning each.
     pub fn is_crash_floor(&self, lowered: Lowered) -> bool {
-        lowered.found == 0
-            && matches!(self.crash_floor, Some((floor, _)) if floor == lowered.highest)
+        lowered.found == 0 && self.crashed.iter().any(|c| c.floor == lowered.highest)
     }
 
     /// Changes the cap; marks already kept stay.
@@ -254,11 +265,7 @@ impl Witnesses {
             self.make_room(name, now_ms)?;
         }
         self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
-        let floor = match self.crash_floor {
-            Some((floor, load_ms)) if start_ms < load_ms => floor,
-            _ => 0,
-        };
-        let fresh = self.fresh(ends_ms, floor);
+        let fresh = self.fresh(ends_ms, self.crash_floor(start_ms, ends_ms));
         let mark = *self.marks.entry(name).or_insert(fresh);
         self.last = Some((name, mark));
         Ok(())
@@ -292,10 +299,10 @@ impl Witnesses {
     /// Takes in a reservation read from the witness file at load: the counter `name` went no
     /// further than `reserved`, and carries on above it. Kept whatever the cap: a witness is
     /// never forgotten.
-    /// After [`Witnesses::after_crash`], the crash floor too (the file named the counter, so its
-    /// period was under way).
+    /// After [`Witnesses::after_crashes`], the crash floors of the period's end too (its start
+    /// is not in the file).
     pub fn seed(&mut self, name: u64, ends_ms: i64, reserved: u64) {
-        let reserved = reserved.max(self.crash_floor.map_or(0, |(floor, _)| floor));
+        let reserved = reserved.max(self.crash_floor(i64::MIN, ends_ms));
         let seeded = self.fresh(ends_ms, reserved);
         self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
         let mark = self.get_mut(name);
@@ -524,7 +531,12 @@ mod tests {
     fn after_a_crash_counters_of_periods_under_way_start_above_the_new_counters_block() {
         let mut w = Witnesses::new(10, true);
         let load = NOW - 1_000;
-        w.after_crash(NEW_COUNTER_BLOCK, load);
+        let crashed = Crashed {
+            floor: NEW_COUNTER_BLOCK,
+            from_ms: load - 60_000,
+            to_ms: load,
+        };
+        w.after_crashes(&[crashed]);
         w.seed(w.name(b"named"), DAY_END, 3);
         // Begun before the load: lifted, quietly when the counter holds nothing.
         let mark = w.slot(w.name(b"today"), load - 5, DAY_END, NOW).unwrap();

@@ -632,6 +632,16 @@ struct Comeback {
     put_back: fn(&std::path::Path),
 }
 
+/// Makes `to` a copy of the flat directory `from` (an AOF directory), replacing what was there.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
 fn comebacks() -> Vec<Comeback> {
     vec![
         Comeback {
@@ -644,15 +654,7 @@ fn comebacks() -> Vec<Comeback> {
         Comeback {
             name: "an older AOF (appendfsync everysec)",
             persistence: &["--appendonly", "yes", "--appendfsync", "everysec"],
-            put_back: |dir| {
-                let aof = dir.join("appendonlydir");
-                std::fs::remove_dir_all(&aof).unwrap();
-                std::fs::create_dir_all(&aof).unwrap();
-                for entry in std::fs::read_dir(dir.join("older-aof")).unwrap() {
-                    let entry = entry.unwrap();
-                    std::fs::copy(entry.path(), aof.join(entry.file_name())).unwrap();
-                }
-            },
+            put_back: |dir| copy_dir(&dir.join("older-aof"), &dir.join("appendonlydir")),
         },
         Comeback {
             name: "no data at all (no persistence, or the data lost)",
@@ -702,12 +704,7 @@ fn dateseq_counters_rolled_back_across_a_restart_repeat_nothing() {
             run(&mut con, &["SAVE"]);
             std::fs::copy(dir.join("dump.rdb"), dir.join("older.rdb")).unwrap();
             if dir.join("appendonlydir").exists() {
-                let older = dir.join("older-aof");
-                std::fs::create_dir_all(&older).unwrap();
-                for entry in std::fs::read_dir(dir.join("appendonlydir")).unwrap() {
-                    let entry = entry.unwrap();
-                    std::fs::copy(entry.path(), older.join(entry.file_name())).unwrap();
-                }
+                copy_dir(&dir.join("appendonlydir"), &dir.join("older-aof"));
             }
             for (prefix, period, form) in &counters {
                 for _ in 0..20 {

@@ -113,12 +113,14 @@ fn wait_for_file(
 /// which do not show their order) every value of it.
 enum Values {
     One(u64),
+    Range(u64, u64),
     Many(Vec<u64>),
 }
 
 fn send(ctx: &Ctx, form: Form, values: &Values, codec: &SqidCodec) -> Result<(), CommandError> {
     match values {
         Values::One(value) => form.reply(ctx, *value, codec),
+        Values::Range(first, last) => form.reply_all(ctx, &[*first, *last], codec),
         Values::Many(values) => form.reply_all(ctx, values, codec),
     }
 }
@@ -155,7 +157,7 @@ fn values(req: &Request, first: u64, last: u64, s: &State) -> Result<Values, Com
                 .map(|v| sealer.map_or(Ok(v), |sealer| sealer.seal(v)))
                 .collect::<Result<Vec<u64>, _>>()?,
         ),
-        (Some(_), _) => Values::Many(vec![first, last]),
+        (Some(_), _) => Values::Range(first, last),
     })
 }
 

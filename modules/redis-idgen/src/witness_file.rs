@@ -72,6 +72,9 @@ struct Shared {
     waits: AtomicU64,
     /// Why the last write failed; `None` while writes succeed.
     failure: Mutex<Option<String>>,
+    /// Whether any write of blocks failed in this run: a new counter's block may be missing
+    /// then, though its first values went out under the `every` line.
+    lost_blocks: AtomicBool,
 }
 
 #[derive(Default)]
@@ -231,7 +234,8 @@ impl WitnessFile {
 
     /// At a clean shutdown: finishes the queued writes, stops the writer, and rewrites the file
     /// with `handed_out(name)` for each counter (what it actually handed out, never above its
-    /// reservation), so the next start skips nothing.
+    /// reservation), so the next start skips nothing; unless a write of blocks failed in this
+    /// run, which the file then keeps as a crashed run.
     ///
     /// # Errors
     /// When the file cannot be read or written; it then keeps the reservations, which are safe.
@@ -248,7 +252,20 @@ impl WitnessFile {
         }
         // Every counter used is named (the writer wrote every block asked before it stopped),
         // so the line that covered new counters goes.
-        durable::replace(&self.path, &ledger::render(None, &found.crashed, &entries))
+        // Blocks that could not be written leave counters that went out unnamed: this run then
+        // stays reckoned with, as a crash would.
+        let mut crashed = found.crashed;
+        if let Some((floor, from_ms)) = found.every {
+            if self.shared.lost_blocks.load(Ordering::Relaxed) {
+                let to_ms = SystemClock.now_ms();
+                crashed.push(Crashed {
+                    floor,
+                    from_ms,
+                    to_ms,
+                });
+            }
+        }
+        durable::replace(&self.path, &ledger::render(None, &crashed, &entries))
             .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
     }
 
@@ -316,6 +333,7 @@ impl Writer {
                     *lock(&shared.failure) = None;
                 }
                 Err(why) => {
+                    shared.lost_blocks.store(true, Ordering::Relaxed);
                     crate::ffi::log("warning", &format!("idgen: {why}"));
                     *lock(&shared.failure) = Some(why.clone());
                 }

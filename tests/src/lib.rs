@@ -25,6 +25,7 @@ pub mod lease;
 pub mod partition;
 pub mod ticket;
 pub mod tmpfs;
+pub mod witness_file;
 
 /// `<source>` (C, a path from the workspace root) built into a shared library from this
 /// checkout's source; panics when it cannot be built.

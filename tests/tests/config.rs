@@ -12,6 +12,7 @@ const SETTINGS: &[&str] = &[
     "layout",
     "state-file",
     "dateseq-witness-file",
+    "workerid-witness-file",
     "max-drift-ms",
     "sequence-random-start",
     "dateseq-timezone",

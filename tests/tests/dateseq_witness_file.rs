@@ -115,50 +115,13 @@ fn values_wait_for_their_block_and_many_new_counters_share_each_write() {
 
 #[test]
 fn a_foreign_or_shared_witness_file_refuses_the_module_naming_it() {
-    let dir = idgen_tests::data_dir("witness-file-foreign");
-    let path = dir.join(FILE);
-    type Make = fn(&std::path::Path);
-    let cases: [(&str, Make); 4] = [
-        ("a foreign line", |p| {
-            std::fs::write(p, "1795737600000 5 {a}:20261126\nhello\n").unwrap()
-        }),
-        ("not text", |p| {
-            std::fs::write(p, [0xff, 0xfe, b'\n']).unwrap()
-        }),
-        ("a directory", |p| std::fs::create_dir(p).unwrap()),
-        ("a dangling link", |p| {
-            std::os::unix::fs::symlink(p.with_extension("nowhere"), p).unwrap()
-        }),
-    ];
-    for (what, make) in cases {
-        let _ = std::fs::remove_file(&path);
-        let _ = std::fs::remove_dir_all(&path);
-        make(&path);
-        let log = Server::try_start(in_dir(&dir))
-            .err()
-            .unwrap_or_else(|| panic!("{what}: loaded"));
-        assert!(
-            log.contains(FILE),
-            "{what}: the refusal names the file:\n{log}"
-        );
-    }
-    // A last line cut short by a crash is not foreign: it was never synced whole.
-    let _ = std::fs::remove_file(&path);
-    std::fs::write(&path, "1795737600000 5 {a}:20261126\n1795737600000 9").unwrap();
-    let server = Server::start_with(in_dir(&dir));
-    // A second server on the same witness file would take its reservations for its own.
-    let other = Options {
-        config_lines: vec![
-            format!("idgen.dateseq-witness-file {}", path.display()),
-            "idgen.state-file \"\"".into(),
-        ],
-        ..Options::default()
-    };
-    let log = Server::try_start(other)
-        .err()
-        .expect("a second server on one witness file");
-    assert!(log.contains("locked by another running server"), "{log}");
-    drop(server);
+    idgen_tests::witness_file::refuses_foreign_or_shared(
+        "witness-file-foreign",
+        "dateseq-witness-file",
+        FILE,
+        "1795737600000 5 {a}:20261126",
+        "1795737600000 9",
+    );
 }
 
 #[test]

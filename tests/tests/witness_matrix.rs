@@ -630,6 +630,19 @@ struct Comeback {
     /// redis-server arguments for the persistence it runs with.
     persistence: &'static [&'static str],
     put_back: fn(&std::path::Path),
+    /// What of the data the restart finds lost.
+    loses: Loses,
+}
+
+/// What a comeback loses of the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loses {
+    /// Nothing.
+    Nothing,
+    /// What was written after the copies were taken.
+    SinceTheCopy,
+    /// Every key.
+    Everything,
 }
 
 /// Makes `to` a copy of the flat directory `from` (an AOF directory), replacing what was there.
@@ -650,11 +663,13 @@ fn comebacks() -> Vec<Comeback> {
             put_back: |dir| {
                 std::fs::copy(dir.join("older.rdb"), dir.join("dump.rdb")).unwrap();
             },
+            loses: Loses::SinceTheCopy,
         },
         Comeback {
             name: "an older AOF (appendfsync everysec)",
             persistence: &["--appendonly", "yes", "--appendfsync", "everysec"],
             put_back: |dir| copy_dir(&dir.join("older-aof"), &dir.join("appendonlydir")),
+            loses: Loses::SinceTheCopy,
         },
         Comeback {
             name: "no data at all (no persistence, or the data lost)",
@@ -662,11 +677,13 @@ fn comebacks() -> Vec<Comeback> {
             put_back: |dir| {
                 let _ = std::fs::remove_file(dir.join("dump.rdb"));
             },
+            loses: Loses::Everything,
         },
         Comeback {
             name: "the data as it was (nothing lost)",
             persistence: &["--appendonly", "yes", "--appendfsync", "always"],
             put_back: |_| {},
+            loses: Loses::Nothing,
         },
     ]
 }
@@ -791,4 +808,175 @@ fn dateseq_from_an_older_rdb_without_the_witness_file_is_the_guarantees_row_and_
     );
     let after = next(&mut con);
     assert!(after > *handed.iter().max().unwrap());
+}
+
+/// What lease holders were told: their grants, and the highest UNTIL of each worker ID.
+#[derive(Default)]
+struct Told {
+    grants: Vec<(String, [i64; 4])>,
+    until: std::collections::HashMap<(String, i64), i64>,
+}
+
+impl Told {
+    fn tell(&mut self, ns: &str, grant: [i64; 4], until: i64) {
+        let high = self
+            .until
+            .entry((ns.to_string(), grant[0]))
+            .or_insert(until);
+        *high = (*high).max(until);
+        self.grants.push((ns.to_string(), grant));
+    }
+
+    /// The first grant in `ns`.
+    fn holder(&self, ns: &str) -> [i64; 4] {
+        self.grants.iter().find(|(n, _)| n == ns).unwrap().1
+    }
+
+    fn until(&self, ns: &str, worker_id: i64) -> i64 {
+        self.until
+            .get(&(ns.to_string(), worker_id))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// `WORKERID.ACQUIRE ns TTL 10000 MAX 4`: `[worker_id, token, expires_at_ms, start_above_ms]`;
+/// a lease that outlives a restart.
+fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
+    let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "10000", "MAX", "4"])
+        .query(con)
+        .unwrap();
+    v.try_into().unwrap()
+}
+
+/// `WORKERID.RENEW ns worker token TTL 10000 UNTIL now+1.5s`: `[expires_at_ms, until_ms]`.
+fn renew(con: &mut redis::Connection, ns: &str, grant: &[i64; 4]) -> redis::RedisResult<Vec<i64>> {
+    let (w, t, until) = (
+        grant[0].to_string(),
+        grant[1].to_string(),
+        (now_ms() + 1_500).to_string(),
+    );
+    cmd(&[
+        "WORKERID.RENEW",
+        ns,
+        &w,
+        &t,
+        "TTL",
+        "10000",
+        "UNTIL",
+        &until,
+    ])
+    .query(con)
+}
+
+/// Every way a coordinator's data comes back at a restart, after a crash or a clean stop, for
+/// a namespace written after the copies were taken and one that was not: with the lease
+/// witness file, no grant starts below an UNTIL its worker ID's holder was told of and no token
+/// repeats. A namespace that holds everything its holders were told grants usable leases at
+/// once and its holders renew; one that lost any of it is reset (its leases void, grants a
+/// horizon above the restart).
+#[test]
+fn lease_namespaces_rolled_back_across_a_restart_hand_out_no_worker_id_twice() {
+    const HORIZON_MS: i64 = 30_000;
+    let mut cases = 0;
+    for comeback in comebacks() {
+        for end in [End::Kill9, End::Clean] {
+            let dir = idgen_tests::data_dir("matrix-lease-restart");
+            let options = Options {
+                dir: Some(dir.to_path_buf()),
+                ..Options::default().server(comeback.persistence)
+            };
+            // A first start finds no witness file and fences for its horizon: a short one.
+            let mut server = Server::start_with(Options {
+                module_args: vec!["workerid-horizon-ms".into(), "2000".into()],
+                ..options.clone()
+            });
+            server.wait_past_lease_fence();
+            let mut con = server.connection();
+            let horizon = HORIZON_MS.to_string();
+            run(
+                &mut con,
+                &["CONFIG", "SET", "idgen.workerid-horizon-ms", &horizon],
+            );
+            let mut told = Told::default();
+            for ns in ["changed", "kept"] {
+                let grant = acquire(&mut con, ns);
+                told.tell(ns, grant, grant[3]);
+            }
+            run(&mut con, &["SAVE"]);
+            std::fs::copy(dir.join("dump.rdb"), dir.join("older.rdb")).unwrap();
+            if dir.join("appendonlydir").exists() {
+                copy_dir(&dir.join("appendonlydir"), &dir.join("older-aof"));
+            }
+            let held = told.holder("changed");
+            let renewed = renew(&mut con, "changed", &held).unwrap();
+            told.tell("changed", held, renewed[1]);
+            let second = acquire(&mut con, "changed");
+            told.tell("changed", second, second[3]);
+            drop(con);
+            match end {
+                End::Kill9 => server.kill9(),
+                End::Clean => server.shutdown(),
+            }
+            (comeback.put_back)(&dir);
+            let restarted_at = now_ms();
+            let server = Server::start_with(options);
+            let mut con = server.connection();
+            for ns in ["changed", "kept"] {
+                cases += 1;
+                let case = format!("{} / {end:?} / namespace {ns}", comeback.name);
+                let lost = match comeback.loses {
+                    Loses::Nothing => false,
+                    Loses::SinceTheCopy => ns == "changed",
+                    Loses::Everything => true,
+                };
+                let holder = told.holder(ns);
+                let renewal = renew(&mut con, ns, &holder);
+                match (&renewal, lost) {
+                    (Ok(_), false) => {}
+                    (Err(e), true) => {
+                        assert!(idgen_tests::error_text(e).contains("void"), "{case}: {e:?}")
+                    }
+                    _ => panic!("{case}: a holder's RENEW after the restart gave {renewal:?}"),
+                }
+                if let Ok(r) = &renewal {
+                    told.tell(ns, holder, r[1]);
+                }
+                let top = told.grants.iter().map(|(_, g)| g[1]).max().unwrap();
+                let mut granted = Vec::new();
+                while let Ok(v) = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "4"])
+                    .query::<Vec<i64>>(&mut con)
+                {
+                    granted.push(<[i64; 4]>::try_from(v).unwrap());
+                }
+                assert!(!granted.is_empty(), "{case}: nothing granted");
+                for grant in &granted {
+                    assert!(grant[1] > top, "{case}: token {} repeats", grant[1]);
+                    let above = told.until(ns, grant[0]);
+                    assert!(
+                        grant[3] >= above,
+                        "{case}: worker ID {} granted above {}, below the {above} its holder was \
+                         told",
+                        grant[0],
+                        grant[3]
+                    );
+                    if lost {
+                        assert!(grant[3] >= restarted_at + HORIZON_MS, "{case}: {grant:?}");
+                    }
+                }
+                if !lost {
+                    // A worker ID never leased: usable at once, no fence.
+                    let fresh = granted.iter().map(|g| g[3]).min().unwrap();
+                    assert!(
+                        fresh < restarted_at + 1_000,
+                        "{case}: the first usable lease starts above {fresh}, {} ms after the \
+                         restart",
+                        fresh - restarted_at
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("{cases} lease cases: a coordinator's data rolled back across a restart");
+    assert!(cases >= 16);
 }

@@ -332,6 +332,17 @@ impl Pool {
         true
     }
 
+    /// Fences a namespace this coordinator knows nothing of (no witness, not written or read
+    /// by it before) yet which holds leases: its records may lack renewals that reached only a
+    /// lost copy, so grants start above `now_ms` plus the horizon. Its leases stay valid: they
+    /// are not known to be behind, only not known to be current. Write it back.
+    pub fn fence_unknown(&mut self, now_ms: i64, terms: &Terms) {
+        self.version += 1;
+        self.grant_above_ms = self
+            .grant_above_ms
+            .max(now_ms.saturating_add(terms.horizon_ms));
+    }
+
     /// Grants a free worker ID (never leased, released, or expired at `now_ms`) for `ttl_ms`,
     /// creating the pool with `max` IDs on first use: the lowest one whose record is already in
     /// the past, else the one whose record ends soonest (its holder must wait for its clock to
@@ -446,6 +457,8 @@ impl Pool {
         }
         if self.void_below != 0 {
             fields.push(("void_below".to_string(), self.void_below.to_string()));
+        }
+        if self.grant_above_ms != 0 {
             fields.push(("grant_above".to_string(), self.grant_above_ms.to_string()));
         }
         if let Some(lease) = self.leases.get(&worker_id) {

@@ -338,3 +338,30 @@ fn data_idgen_did_not_write_is_refused() {
         }
     }
 }
+
+#[test]
+fn a_namespace_fenced_as_unknown_keeps_its_leases_and_grants_above_the_horizon() {
+    let mut pool = Pool::default();
+    let held = pool.acquire(4, 1_000, 500, &TERMS).unwrap();
+    let version = pool.version;
+    pool.fence_unknown(2_000, &TERMS);
+    assert_eq!(pool.version, version + 1, "a write others can see");
+    assert_eq!(pool.grant_above_ms, 2_000 + TERMS.horizon_ms);
+    // The holder renews as before: nothing says its lease is behind.
+    assert!(pool
+        .renew(
+            held.worker_id.into(),
+            held.lease.token,
+            1_200,
+            500,
+            0,
+            &TERMS
+        )
+        .is_ok());
+    let next = pool.acquire(4, 1_300, 500, &TERMS).unwrap();
+    assert_eq!(next.start_above_ms, 2_000 + TERMS.horizon_ms);
+    // The fence is a field of the hash, so it holds after a restart too.
+    let fields = pool.fields();
+    let read = Pool::from_fields(fields.iter().map(|(f, v)| (f.as_str(), v.as_str()))).unwrap();
+    assert_eq!(read.grant_above_ms, pool.grant_above_ms);
+}

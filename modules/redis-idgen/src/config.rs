@@ -23,6 +23,8 @@ pub const LAYOUTS_EPOCH: i64 = -1;
 pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
 /// Default of `idgen.dateseq-witness-file`.
 pub const DEFAULT_WITNESS_FILE: &str = "idgen-dateseq.witness";
+/// Default of `idgen.workerid-witness-file`.
+pub const DEFAULT_LEASE_WITNESS_FILE: &str = "idgen-workerid.witness";
 /// Default of `idgen.dateseq-failover-gap`: a second of writes at 10,000 values/s.
 pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
 /// Most values one `DATESEQ.NEXT ... COUNT n` reserves, and the largest failover gap.
@@ -92,6 +94,10 @@ pub struct Config {
     /// clock a holder may record an UNTIL: lease grants start this far above a load, a
     /// promotion or a namespace found reset.
     pub workerid_horizon_ms: AtomicI64,
+    /// `idgen.workerid-witness-file`: where each lease namespace's version and token are
+    /// written before a grant or renewal is acknowledged, so a restart need not fence every
+    /// namespace; empty turns it off. Resolved against Redis's `dir` at load.
+    pub workerid_witness_file: Mutex<String>,
     /// `idgen.accept-eviction`: serve DATESEQ and WORKERID even when `maxmemory-policy` can
     /// evict their keys (which repeats values).
     pub accept_eviction: AtomicBool,
@@ -178,6 +184,7 @@ pub static SETTINGS: &[Setting] = &[
     int("dateseq-witness-max", true, DEFAULT_WITNESS_MAX, 1, MAX_WITNESS_MAX, |c| &c.dateseq_witness_max, Effect::WitnessMax),
     text("dateseq-witness-file", false, DEFAULT_WITNESS_FILE, |c| &c.dateseq_witness_file, |_, _| Ok(()), Effect::None),
     int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::None),
+    text("workerid-witness-file", false, DEFAULT_LEASE_WITNESS_FILE, |c| &c.workerid_witness_file, |_, _| Ok(()), Effect::None),
     boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
     text("sqids-alphabet", true, DEFAULT_ALPHABET, |c| &c.sqids_alphabet, check_alphabet, Effect::Sqids),
     int("sqids-min-length", true, 0, 0, MAX_MIN_LENGTH as i64, |c| &c.sqids_min_length, Effect::Sqids),

@@ -60,6 +60,8 @@ pub enum CommandError {
     StateFile(String),
     /// The DATESEQ witness file cannot be written: the values were not handed out.
     WitnessFile(String),
+    /// The lease witness file could not be written: the grant or renewal is not acknowledged.
+    LeaseWitnessFile(String),
     /// The counter key holds a string that is not a non-negative integer.
     BadCounter,
     /// SNOWFLAKE.NEXT on a replica.
@@ -147,6 +149,10 @@ impl CommandError {
             CommandError::WitnessFile(why) => format!(
                 "ERR {why}: these values were not handed out (the counter skips them); refusing \
                  rather than risk repeating them after a restart"
+            ),
+            CommandError::LeaseWitnessFile(why) => format!(
+                "ERR {why}: not acknowledged, as a restart could forget it; do not issue IDs \
+                 under it (a grant holds its worker ID until its TTL ends)"
             ),
             CommandError::BadCounter => {
                 "ERR counter key holds a value that is not a non-negative integer".into()

@@ -69,6 +69,7 @@ fn state(f: &mut Fields, s: &State) {
         .field("workerid_fence_ms", s.lease_fence_ms)
         .field("workerid_namespaces_known", s.lease_seen.len() as u64)
         .field("workerid_leases_witnessed", s.lease_granted.len() as u64)
+        .field("workerid_namespaces_fenced", s.lease_fenced)
         .field("reserved_until_ms", reserved_until)
         .field("state_file_found", s.resumed.state_file)
         .field("resumed_above_ms", s.resumed.above_ms)
@@ -94,7 +95,13 @@ fn state(f: &mut Fields, s: &State) {
     f.field("dateseq_witness_file_writes", writes)
         .field("dateseq_witness_file_lines", lines)
         .field("dateseq_witness_file_waits", waits)
-        .field("dateseq_witness_file_error", failure.unwrap_or_default())
+        .field("dateseq_witness_file_error", failure.unwrap_or_default());
+    let (writes, lines, waits) = s.lease_witness.as_ref().map_or((0, 0, 0), |f| f.counts());
+    let failure = s.lease_witness.as_ref().and_then(|f| f.failure());
+    f.field("workerid_witness_file_writes", writes)
+        .field("workerid_witness_file_lines", lines)
+        .field("workerid_witness_file_waits", waits)
+        .field("workerid_witness_file_error", failure.unwrap_or_default())
         // The key's check value, never the key: which key seals, to compare servers by.
         .field("seal_key_id", s.sealer.as_ref().map_or("", |k| k.key_id()));
 }
@@ -115,6 +122,10 @@ fn config(f: &mut Fields, c: &Config) {
         .field(
             "dateseq_witness_file",
             c.try_text(|c| &c.dateseq_witness_file).unwrap_or_default(),
+        )
+        .field(
+            "workerid_witness_file",
+            c.try_text(|c| &c.workerid_witness_file).unwrap_or_default(),
         )
         .field("dateseq_ttl_s", c.int(|c| &c.dateseq_ttl))
         .field("dateseq_digits", c.int(|c| &c.dateseq_digits))

@@ -47,6 +47,8 @@ mod eviction;
 mod ffi;
 mod form;
 mod info;
+mod journal;
+mod lease_witness;
 mod load;
 mod registration;
 mod reply;

@@ -13,6 +13,7 @@ use crate::config::{Config, Effect};
 use crate::error::LoadError;
 use crate::eviction::{self, Eviction};
 use crate::ffi;
+use crate::lease_witness::LeaseWitness;
 use crate::reservation;
 use crate::resumed::Resumed;
 use crate::state::{Parts, State};
@@ -88,8 +89,25 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
             None
         }
     };
+    let lease_witness = match resolve(config, |c| &c.workerid_witness_file)? {
+        Some(path) => {
+            let fence_ms = SystemClock
+                .now_ms()
+                .saturating_add(config.int(|c| &c.workerid_horizon_ms));
+            Some(LeaseWitness::open(path, fence_ms).map_err(LoadError::StateFile)?)
+        }
+        None => {
+            ffi::log(
+                "warning",
+                "idgen: idgen.workerid-witness-file is empty: every start fences lease grants \
+                 for idgen.workerid-horizon-ms",
+            );
+            None
+        }
+    };
     let parts = Parts {
         witness_file,
+        lease_witness,
         ids,
         resumed,
         reservation,
@@ -118,7 +136,7 @@ pub fn summary(s: &State) -> String {
     )
 }
 
-/// A state file's setting (`idgen.state-file`, `idgen.dateseq-witness-file`) as an absolute
+/// A state file's setting (`idgen.state-file`, the witness files) as an absolute
 /// path, unless switched off. Resolved against the working directory (Redis's `dir`) now, and
 /// stored back, so that a later `CONFIG SET dir` cannot move it: a restart with the original
 /// `dir` must find what the running server wrote.

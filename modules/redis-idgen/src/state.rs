@@ -19,6 +19,7 @@ use idgen_core::dateseq::ledger::Ledger;
 use idgen_core::dateseq::{DayCache, Fence, Witnesses};
 use idgen_core::grants::Granted;
 use idgen_core::lease::Seen;
+use idgen_core::lease_witness::{Line, Witnessed};
 use idgen_core::{Claim, Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -31,6 +32,7 @@ use crate::deferred::{Deferred, Event};
 use crate::error::{CommandError, LoadError};
 use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
+use crate::lease_witness::LeaseWitness;
 use crate::reservation::Reservation;
 use crate::resumed::Resumed;
 use crate::witness_file::WitnessFile;
@@ -154,9 +156,15 @@ pub struct State {
     pub lease_seen: HashMap<Vec<u8>, Seen>,
     /// The live leases this process last wrote: a record found otherwise was changed by hand.
     pub lease_granted: Granted,
-    /// Lease grants start above this: the load or latest promotion plus the horizon, as the
-    /// namespaces this server holds may lack renewals an older copy never saw.
+    /// Lease grants start above this: the load (without a witness file) or latest promotion
+    /// plus the horizon, as the namespaces this server holds may lack renewals an older copy
+    /// never saw.
     pub lease_fence_ms: i64,
+    /// Where each namespace's version and token are written before a grant or renewal is
+    /// acknowledged (`idgen.workerid-witness-file`); `None` when off.
+    pub lease_witness: Option<LeaseWitness>,
+    /// Namespaces found holding leases with no witness, and fenced for a horizon.
+    pub lease_fenced: u64,
 }
 
 /// What the state is made from at load, besides the configuration.
@@ -169,6 +177,8 @@ pub struct Parts {
     pub eviction: Eviction,
     /// The DATESEQ witness file and the reservations it held at load.
     pub witness_file: Option<(WitnessFile, Ledger)>,
+    /// The lease witness file and what it held at load.
+    pub lease_witness: Option<(LeaseWitness, Witnessed)>,
 }
 
 impl State {
@@ -178,6 +188,16 @@ impl State {
     /// A configured value the parts below refuse, or no random seed for the 128-bit generators.
     pub fn new(config: &'static Config, parts: Parts) -> Result<State, LoadError> {
         let drift = parts.ids.settings().max_drift_ms;
+        // With a witness file, a namespace is trusted as far as the file saw it go, and only
+        // the fence it recorded holds; without one, every start fences every namespace.
+        let (lease_witness, lease_seen, lease_fence_ms) = match parts.lease_witness {
+            Some((file, found)) => (
+                Some(file),
+                found.namespaces.into_iter().collect(),
+                found.fence_ms,
+            ),
+            None => (None, HashMap::new(), lease_fence_from_now(config)),
+        };
         Ok(State {
             config,
             uuid7: generator(Form128::Uuid7, drift)?,
@@ -199,9 +219,11 @@ impl State {
             witness_file: parts.witness_file.map(|(file, _)| file),
             dateseq: DateseqStats::default(),
             id_buf: Vec::new(),
-            lease_seen: HashMap::new(),
+            lease_seen,
             lease_granted: Granted::default(),
-            lease_fence_ms: lease_fence_from_now(config),
+            lease_fence_ms,
+            lease_witness,
+            lease_fenced: 0,
         })
     }
 
@@ -288,6 +310,26 @@ impl State {
         if !replica {
             self.fence.new_term();
             self.lease_fence_ms = lease_fence_from_now(self.config);
+            self.witness_lease_fence();
+        }
+    }
+
+    /// Writes the promotion's lease fence to the witness file before any command runs as
+    /// primary: a restart within the horizon must keep it, though nothing was granted yet. The
+    /// one wait on a disk in the main thread, once per promotion.
+    fn witness_lease_fence(&self) {
+        let Some(file) = &self.lease_witness else {
+            return;
+        };
+        file.ask(Line::Fence(self.lease_fence_ms));
+        if let Err(why) = file.wait_here() {
+            crate::ffi::log(
+                "warning",
+                &format!(
+                    "idgen: {why}: a restart within idgen.workerid-horizon-ms of this promotion \
+                     may not keep its lease fence"
+                ),
+            );
         }
     }
 
@@ -362,6 +404,7 @@ mod tests {
             replica: false,
             cluster: None,
             witness_file: None,
+            lease_witness: None,
             eviction: Eviction::default(),
         };
         State::new(config, parts).unwrap()

@@ -1,37 +1,29 @@
-//! The DATESEQ witness file (`idgen.dateseq-witness-file`): a background thread that appends
-//! each counter's reservations ([`idgen_core::dateseq::ledger`]) and syncs them before the values
+//! The DATESEQ witness file (`idgen.dateseq-witness-file`): each counter's reservations
+//! ([`idgen_core::dateseq::ledger`]), appended and synced by a [`Journal`] before the values
 //! below them are handed out.
 //!
-//! Commands never wait for the disk: a value above its counter's reservation is replied to once
-//! the thread has written a block above it (the client is blocked meanwhile, see
-//! `dateseq.rs`), and a counter in steady use has its next block asked half a block ahead, so
-//! it never waits. Only inside MULTI or a script, where a client cannot be blocked, does the
-//! command wait for the write itself, and then only at a block's end.
+//! A value above its counter's reservation is replied to once the journal has written a block
+//! above it (the client is blocked meanwhile, see `dateseq.rs`), and a counter in steady use has
+//! its next block asked half a block ahead, so it never waits. Only inside MULTI or a script,
+//! where a client cannot be blocked, does the command wait for the write itself, and then only
+//! at a block's end.
 //!
-//! Writes are grouped: every reservation asked while one write syncs goes out in the next, in
-//! one append and one fsync. The file is rewritten whole ([`durable::replace`]) at load and
-//! whenever its lines outnumber four times the counters it holds, dropping periods long over.
-//! At a clean shutdown it is rewritten with what each counter actually handed out, so a clean
-//! restart skips nothing.
+//! The file is rewritten whole at load and whenever its lines outnumber four times the
+//! counters it holds, dropping periods long over. At a clean shutdown it is rewritten with what
+//! each counter actually handed out, so a clean restart skips nothing.
 //!
 //! The file is locked while the module runs (`<file>.lock`): two servers on one witness file
 //! would each take the other's reservations for their own.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use idgen_core::dateseq::ledger::{self, Crashed, Entry, Ledger};
 use idgen_core::dateseq::witness::{GRACE_MS, NEW_COUNTER_BLOCK};
 use idgen_core::{durable, Clock, SystemClock};
 
-/// The file is rewritten once its lines outnumber this many times the counters it holds...
-const REWRITE_RATIO: u64 = 4;
-/// ...and at least this many.
-const REWRITE_MIN_LINES: u64 = 100_000;
+use crate::journal::{Book, Journal, Waiter};
 
 /// The longest period a counter has (a leap year): a crashed run's window is kept this long.
 const LONGEST_PERIOD_MS: i64 = 366 * 86_400_000;
@@ -43,49 +35,55 @@ pub struct Ask {
     pub entry: Entry,
 }
 
-/// Told when the write that holds every reservation asked before it is synced, or failed.
-pub type Waiter = Box<dyn FnOnce(Result<(), String>) + Send>;
-
 /// The outcome of one reservation, for the commands' witnesses: `(name, reserved, written)`.
 pub type Confirmation = (u64, u64, bool);
 
-/// The witness file and its writer. Dropping it writes what is queued and stops the thread.
+/// The witness file and its writer.
 pub struct WitnessFile {
-    path: PathBuf,
-    shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
-    /// Held open (and locked) while the module runs.
-    _lock: File,
+    journal: Journal<Ask>,
+    confirmed: Arc<Confirmed>,
 }
 
-/// What the commands and the thread share.
+/// The outcomes of the writes, from the writer's thread to the commands.
 #[derive(Default)]
-struct Shared {
-    queue: Mutex<Queue>,
-    wake: Condvar,
-    /// Whether `confirmed` holds any: the one load each DATESEQ.NEXT pays.
+struct Confirmed {
+    /// Whether `outcomes` holds any: the one load each DATESEQ.NEXT pays.
     news: AtomicBool,
-    confirmed: Mutex<Vec<Confirmation>>,
-    /// Writes (appends and fsyncs) made, lines written, clients that waited.
-    writes: AtomicU64,
-    lines: AtomicU64,
-    waits: AtomicU64,
-    /// Why the last write failed; `None` while writes succeed.
-    failure: Mutex<Option<String>>,
-    /// Whether any write of blocks failed in this run: a new counter's block may be missing
-    /// then, though its first values went out under the `every` line.
-    lost_blocks: AtomicBool,
+    outcomes: Mutex<Vec<Confirmation>>,
 }
 
-#[derive(Default)]
-struct Queue {
-    asks: Vec<Ask>,
-    waiters: Vec<Waiter>,
-    stop: bool,
+/// What the DATESEQ witness file writes, and how it is rewritten.
+struct Reservations {
+    /// The file's `every` line, and the crashed runs it keeps.
+    every: (u64, i64),
+    crashed: Vec<Crashed>,
+    confirmed: Arc<Confirmed>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+impl Book for Reservations {
+    type Line = Ask;
+
+    fn write(ask: &Ask, out: &mut Vec<u8>) {
+        ask.entry.write(out);
+    }
+
+    fn appended(&mut self, asks: &[Ask], written: bool) {
+        let mut outcomes = self
+            .confirmed
+            .outcomes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        outcomes.extend(asks.iter().map(|a| (a.name, a.entry.reserved, written)));
+        self.confirmed.news.store(true, Ordering::Release);
+    }
+
+    /// One line per counter of a live period.
+    fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
+        let found = ledger::parse(text).map_err(|e| e.to_string())?;
+        let entries = ledger::fold(found.entries, SystemClock.now_ms());
+        let text = ledger::render(Some(self.every), &self.crashed, &entries);
+        Ok((text, entries.len() as u64))
+    }
 }
 
 impl WitnessFile {
@@ -126,31 +124,15 @@ impl WitnessFile {
         let text = ledger::render(Some(every), &crashed, &entries);
         durable::replace(&path, &text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let append = open_append(&path)?;
-        let shared = Arc::new(Shared::default());
-        let thread = {
-            let shared = Arc::clone(&shared);
-            let mut writer = Writer {
-                path: path.clone(),
-                file: append,
-                every,
-                crashed: crashed.clone(),
-                live: entries.len() as u64,
-                lines: entries.len() as u64,
-                synced_len: text.len() as u64,
-                torn: false,
-            };
-            std::thread::Builder::new()
-                .name("idgen-dateseq-witness".into())
-                .spawn(move || writer.run(&shared))
-                .map_err(|e| format!("cannot start the DATESEQ witness writer: {e}"))?
+        let confirmed = Arc::new(Confirmed::default());
+        let book = Reservations {
+            every,
+            crashed: crashed.clone(),
+            confirmed: Arc::clone(&confirmed),
         };
-        let file = WitnessFile {
-            path,
-            shared,
-            thread: Some(thread),
-            _lock: lock_file,
-        };
+        let size = (text.len() as u64, entries.len() as u64);
+        let journal = Journal::start(path, lock_file, "the DATESEQ witness file", size, book)?;
+        let file = WitnessFile { journal, confirmed };
         Ok((
             file,
             Ledger {
@@ -163,31 +145,17 @@ impl WitnessFile {
 
     /// The file's path.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.journal.path()
     }
 
     /// Queues a reservation for the next write.
     pub fn ask(&self, ask: Ask) {
-        self.queue(|queue| queue.asks.push(ask));
+        self.journal.ask(ask);
     }
 
     /// Has `waiter` told when every reservation asked so far is written (or failed).
     pub fn wait(&self, waiter: Waiter) {
-        self.shared.waits.fetch_add(1, Ordering::Relaxed);
-        self.queue(|queue| queue.waiters.push(waiter));
-    }
-
-    /// Adds to the queue, waking the writer only if it was empty: otherwise the writer was
-    /// woken already, or is writing and takes the whole queue next (a wake is a system call,
-    /// which the first values of new counters would pay each).
-    fn queue(&self, add: impl FnOnce(&mut Queue)) {
-        let mut queue = lock(&self.shared.queue);
-        let idle = queue.asks.is_empty() && queue.waiters.is_empty();
-        add(&mut queue);
-        drop(queue);
-        if idle {
-            self.shared.wake.notify_one();
-        }
+        self.journal.wait(waiter);
     }
 
     /// Waits here until every reservation asked so far is written: for callers that cannot be
@@ -196,40 +164,34 @@ impl WitnessFile {
     /// # Errors
     /// Why the write failed.
     pub fn wait_here(&self) -> Result<(), String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.wait(Box::new(move |result| {
-            let _ = tx.send(result);
-        }));
-        rx.recv()
-            .unwrap_or_else(|_| Err("the DATESEQ witness writer stopped".into()))
+        self.journal.wait_here()
     }
 
     /// Whether outcomes of writes wait for [`WitnessFile::confirmations`].
     #[inline]
     pub fn has_news(&self) -> bool {
-        self.shared.news.load(Ordering::Acquire)
+        self.confirmed.news.load(Ordering::Acquire)
     }
 
     /// The outcomes of the writes since the last call.
     pub fn confirmations(&self) -> Vec<Confirmation> {
-        let mut confirmed = lock(&self.shared.confirmed);
-        self.shared.news.store(false, Ordering::Release);
-        std::mem::take(&mut *confirmed)
+        let mut outcomes = self
+            .confirmed
+            .outcomes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        self.confirmed.news.store(false, Ordering::Release);
+        std::mem::take(&mut *outcomes)
     }
 
     /// Writes made, lines written, clients that waited for a write.
     pub fn counts(&self) -> (u64, u64, u64) {
-        let s = &self.shared;
-        (
-            s.writes.load(Ordering::Relaxed),
-            s.lines.load(Ordering::Relaxed),
-            s.waits.load(Ordering::Relaxed),
-        )
+        self.journal.counts()
     }
 
     /// Why the last write failed, if it did.
     pub fn failure(&self) -> Option<String> {
-        lock(&self.shared.failure).clone()
+        self.journal.failure()
     }
 
     /// At a clean shutdown: finishes the queued writes, stops the writer, and rewrites the file
@@ -240,10 +202,11 @@ impl WitnessFile {
     /// # Errors
     /// When the file cannot be read or written; it then keeps the reservations, which are safe.
     pub fn close_exact(&mut self, handed_out: impl Fn(&[u8]) -> Option<u64>) -> Result<(), String> {
-        self.stop();
-        let text = durable::read(&self.path).map_err(|e| e.to_string())?;
+        self.journal.stop();
+        let path = self.journal.path().to_path_buf();
+        let text = durable::read(&path).map_err(|e| e.to_string())?;
         let found = ledger::parse(text.unwrap_or_default().as_bytes())
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         let mut entries = ledger::fold(found.entries, SystemClock.now_ms());
         for entry in &mut entries {
             if let Some(highest) = handed_out(&entry.name) {
@@ -256,7 +219,7 @@ impl WitnessFile {
         // stays reckoned with, as a crash would.
         let mut crashed = found.crashed;
         if let Some((floor, from_ms)) = found.every {
-            if self.shared.lost_blocks.load(Ordering::Relaxed) {
+            if self.journal.failed_once() {
                 let to_ms = SystemClock.now_ms();
                 crashed.push(Crashed {
                     floor,
@@ -265,140 +228,7 @@ impl WitnessFile {
                 });
             }
         }
-        durable::replace(&self.path, &ledger::render(None, &crashed, &entries))
-            .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
-    }
-
-    /// Finishes what is queued and stops the writer.
-    fn stop(&mut self) {
-        lock(&self.shared.queue).stop = true;
-        self.shared.wake.notify_one();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for WitnessFile {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn open_append(path: &Path) -> Result<File, String> {
-    OpenOptions::new()
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))
-}
-
-/// The thread's side.
-struct Writer {
-    path: PathBuf,
-    file: File,
-    /// The file's `every` line, and the crashed runs it keeps.
-    every: (u64, i64),
-    crashed: Vec<Crashed>,
-    /// Counters in the file at its last rewrite, and lines in it now.
-    live: u64,
-    lines: u64,
-    /// The file's length after the last synced write, and whether a failed write may have left
-    /// part of a line after it (cut off before the next write, so no line is ever torn).
-    synced_len: u64,
-    torn: bool,
-}
-
-impl Writer {
-    fn run(&mut self, shared: &Shared) {
-        loop {
-            let (asks, waiters, stop) = {
-                let mut queue = lock(&shared.queue);
-                while queue.asks.is_empty() && queue.waiters.is_empty() && !queue.stop {
-                    queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
-                }
-                let asks = std::mem::take(&mut queue.asks);
-                (asks, std::mem::take(&mut queue.waiters), queue.stop)
-            };
-            let result = if asks.is_empty() {
-                Ok(())
-            } else {
-                self.append(&asks)
-            };
-            match &result {
-                Ok(()) => {
-                    shared
-                        .writes
-                        .fetch_add(u64::from(!asks.is_empty()), Ordering::Relaxed);
-                    shared.lines.fetch_add(asks.len() as u64, Ordering::Relaxed);
-                    *lock(&shared.failure) = None;
-                }
-                Err(why) => {
-                    shared.lost_blocks.store(true, Ordering::Relaxed);
-                    crate::ffi::log("warning", &format!("idgen: {why}"));
-                    *lock(&shared.failure) = Some(why.clone());
-                }
-            }
-            if !asks.is_empty() {
-                let written = result.is_ok();
-                let mut confirmed = lock(&shared.confirmed);
-                confirmed.extend(asks.iter().map(|a| (a.name, a.entry.reserved, written)));
-                shared.news.store(true, Ordering::Release);
-            }
-            for waiter in waiters {
-                waiter(result.clone());
-            }
-            if result.is_ok() && self.lines > (REWRITE_RATIO * self.live).max(REWRITE_MIN_LINES) {
-                if let Err(why) = self.rewrite() {
-                    crate::ffi::log("warning", &format!("idgen: {why}"));
-                }
-            }
-            if stop {
-                let queue = lock(&shared.queue);
-                if queue.asks.is_empty() && queue.waiters.is_empty() {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Appends `asks` as lines and syncs them.
-    fn append(&mut self, asks: &[Ask]) -> Result<(), String> {
-        let mut out = Vec::with_capacity(asks.len() * 48);
-        for ask in asks {
-            ask.entry.write(&mut out);
-        }
-        let fail = |e: std::io::Error| {
-            format!(
-                "cannot write the DATESEQ witness file {}: {e}",
-                self.path.display()
-            )
-        };
-        if self.torn {
-            self.file.set_len(self.synced_len).map_err(fail)?;
-            self.torn = false;
-        }
-        self.torn = true;
-        self.file.write_all(&out).map_err(fail)?;
-        self.file.sync_data().map_err(fail)?;
-        self.torn = false;
-        self.synced_len += out.len() as u64;
-        self.lines += asks.len() as u64;
-        Ok(())
-    }
-
-    /// Rewrites the file with one line per counter of a live period.
-    fn rewrite(&mut self) -> Result<(), String> {
-        let text = durable::read(&self.path).map_err(|e| e.to_string())?;
-        let found = ledger::parse(text.unwrap_or_default().as_bytes())
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        let entries = ledger::fold(found.entries, SystemClock.now_ms());
-        let text = ledger::render(Some(self.every), &self.crashed, &entries);
-        durable::replace(&self.path, &text)
-            .map_err(|e| format!("cannot rewrite {}: {e}", self.path.display()))?;
-        self.file = open_append(&self.path)?;
-        self.synced_len = text.len() as u64;
-        self.live = entries.len() as u64;
-        self.lines = self.live;
-        Ok(())
+        durable::replace(&path, &ledger::render(None, &crashed, &entries))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 }

@@ -9,16 +9,22 @@
 //! (`idgen_core::lease::Pool::reset_if_behind`): its old leases are void, grants start above
 //! the horizon. A live lease's record that differs from what this process last wrote was
 //! changed by hand, and the namespace is refused (`idgen_core::grants`).
+//!
+//! With `idgen.workerid-witness-file`, ACQUIRE and RENEW reply only once the namespace's version
+//! and token are on disk (`lease_witness.rs`): a restart then knows which namespaces hold
+//! everything their holders were told, and fences only the others.
 
 use std::collections::HashMap;
 
-use idgen_core::lease::{LeaseError, Pool, Seen, Terms};
+use idgen_core::lease::{Grant, Lease, LeaseError, Pool, Seen, Terms};
+use idgen_core::lease_witness::Line;
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
 use crate::args::Args;
 use crate::error::CommandError;
 use crate::eviction::Keys;
+use crate::ffi::blocked::{Answer, Blocked};
 use crate::ffi::ctx::Ctx;
 use crate::ffi::log;
 use crate::state::State;
@@ -49,11 +55,7 @@ pub fn acquire(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandEr
     let (mut pool, terms, now) = open(&primary, ns, true, s)?;
     let grant = pool.acquire(max, now, ttl, &terms)?;
     write(&primary, ns, &pool, grant.worker_id, s)?;
-    ctx.reply_array(4)?;
-    ctx.reply_i64(grant.worker_id as i64)?;
-    ctx.reply_i64(grant.lease.token as i64)?;
-    ctx.reply_i64(grant.lease.expires_ms)?;
-    ctx.reply_i64(grant.start_above_ms)
+    acknowledge(ctx, Ack::Grant(grant), s)
 }
 
 /// `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]`: `[expires_at_ms, until_ms]`.
@@ -79,9 +81,71 @@ pub fn renew(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErro
     let (mut pool, terms, now) = open(&primary, ns, true, s)?;
     let lease = pool.renew(worker_id, token, now, ttl, until, &terms)?;
     write(&primary, ns, &pool, worker_id as u32, s)?;
-    ctx.reply_array(2)?;
-    ctx.reply_i64(lease.expires_ms)?;
-    ctx.reply_i64(lease.until_ms)
+    acknowledge(ctx, Ack::Renewal(lease), s)
+}
+
+/// What ACQUIRE and RENEW acknowledge: the holder may issue IDs under it once told.
+enum Ack {
+    Grant(Grant),
+    Renewal(Lease),
+}
+
+impl Ack {
+    fn reply(&self, ctx: &Ctx) -> Result<(), CommandError> {
+        match self {
+            Ack::Grant(grant) => {
+                ctx.reply_array(4)?;
+                ctx.reply_i64(grant.worker_id as i64)?;
+                ctx.reply_i64(grant.lease.token as i64)?;
+                ctx.reply_i64(grant.lease.expires_ms)?;
+                ctx.reply_i64(grant.start_above_ms)
+            }
+            Ack::Renewal(lease) => {
+                ctx.reply_array(2)?;
+                ctx.reply_i64(lease.expires_ms)?;
+                ctx.reply_i64(lease.until_ms)
+            }
+        }
+    }
+}
+
+/// Replies once the witness file holds the namespace as this command left it: with the client
+/// blocked meanwhile, or (inside MULTI or a script, where no client can be blocked) after
+/// waiting here. A holder never learns of a grant or renewal a restart could forget.
+fn acknowledge(ctx: &Ctx, ack: Ack, s: &State) -> Result<(), CommandError> {
+    let Some(file) = &s.lease_witness else {
+        return ack.reply(ctx);
+    };
+    match Blocked::<Acked>::block(ctx) {
+        Some(client) => {
+            file.wait(Box::new(move |written| {
+                client.finish(Acked { ack, written })
+            }));
+            Ok(())
+        }
+        None => {
+            file.wait_here().map_err(CommandError::LeaseWitnessFile)?;
+            ack.reply(ctx)
+        }
+    }
+}
+
+/// An acknowledgement that waited for the witness file, and whether the file was written.
+struct Acked {
+    ack: Ack,
+    written: Result<(), String>,
+}
+
+impl Answer for Acked {
+    fn answer(self, ctx: &Ctx) {
+        let sent = match self.written {
+            Ok(()) => self.ack.reply(ctx),
+            Err(why) => Err(CommandError::LeaseWitnessFile(why)),
+        };
+        if let Err(e) = sent {
+            ctx.reply_error(&e);
+        }
+    }
 }
 
 /// `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]`: OK, and the worker ID is free at
@@ -168,7 +232,16 @@ fn open(
         horizon_ms: s.config.int(|c| &c.workerid_horizon_ms),
         fence_ms: s.lease_fence_ms,
     };
-    let seen = s.lease_seen.get(ns).copied().unwrap_or_default();
+    let known = s.lease_seen.get(ns).copied();
+    // A namespace holding leases that neither the witness file nor this process saw before
+    // (restored from another server's data, or loaded when the file was new): its records may
+    // lack renewals that reached only a lost copy. Fenced at its first write; a read leaves it
+    // unknown until then.
+    let unknown = known.is_none() && s.lease_witness.is_some() && pool.seen() != Seen::default();
+    if unknown && !writable {
+        return Ok((pool, terms, now));
+    }
+    let seen = known.unwrap_or_default();
     let behind = pool.seen().max(seen) != pool.seen();
     if behind {
         // Every lease granted before is void: nothing left to witness.
@@ -187,6 +260,19 @@ fn open(
             String::from_utf8_lossy(ns),
             pool.grant_above_ms
         ),
+        );
+        write(ctx, ns, &pool, u32::MAX, s)?;
+    } else if unknown {
+        pool.fence_unknown(now, &terms);
+        s.lease_fenced += 1;
+        log(
+            "warning",
+            &format!(
+                "idgen: namespace {} holds leases the lease witness file never saw (restored \
+                 from elsewhere, or loaded before the file existed): grants start above {}",
+                String::from_utf8_lossy(ns),
+                pool.grant_above_ms
+            ),
         );
         write(ctx, ns, &pool, u32::MAX, s)?;
     }
@@ -254,6 +340,9 @@ fn write(
     // What the hash now holds, whatever follows: else the next call would find its own record
     // "changed by hand".
     remember(&mut s.lease_seen, ns, pool.seen());
+    if let (Some(file), Some(seen)) = (&s.lease_witness, s.lease_seen.get(ns)) {
+        file.ask(Line::Namespace(ns.to_vec(), *seen));
+    }
     if let Some(lease) = pool.leases.get(&worker_id) {
         s.lease_granted
             .record(ns, worker_id, *lease, SystemClock.now_ms());

@@ -3,10 +3,10 @@
 //! counter on above every value handed out before.
 //!
 //! One line per reservation, appended: `<ends_ms> <reserved> <name>`, the period's end (ms
-//! since 1970), the highest value reserved, and the counter key's name with every byte outside
-//! `!`..`~` and `%` itself written `%XX`, so a name of any bytes is one word of text. A later
-//! line for a name supersedes an earlier one only upward ([`fold`]); lines of periods over by
-//! more than the witness's grace are dropped when the file is rewritten.
+//! since 1970), the highest value reserved, and the counter key's name as one word
+//! ([`crate::lines`]). A later line for a name supersedes an earlier one only upward ([`fold`]);
+//! lines of periods over by more than the witness's grace are dropped when the file is
+//! rewritten.
 //!
 //! While a server runs, the file starts with `every <n> <from_ms>`: any counter of a period
 //! under way since `from_ms` (the run's load) may have handed out up to `n` (the values new
@@ -20,7 +20,8 @@
 //! write makes the file foreign, and it is refused.
 
 use std::collections::HashMap;
-use std::fmt;
+
+pub use crate::lines::Foreign;
 
 use super::witness::GRACE_MS;
 
@@ -40,13 +41,7 @@ impl Entry {
     pub fn write(&self, out: &mut Vec<u8>) {
         use std::io::Write;
         let _ = write!(out, "{} {} ", self.ends_ms, self.reserved);
-        for &b in &self.name {
-            if (b'!'..=b'~').contains(&b) && b != b'%' {
-                out.push(b);
-            } else {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
+        crate::lines::write_name(&self.name, out);
         out.push(b'\n');
     }
 
@@ -62,42 +57,12 @@ impl Entry {
         if words.next().is_some() {
             return None;
         }
-        let mut name = Vec::with_capacity(word.len());
-        let mut bytes = word.iter();
-        while let Some(&b) = bytes.next() {
-            if b == b'%' {
-                let hex = [*bytes.next()?, *bytes.next()?];
-                name.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
-            } else if (b'!'..=b'~').contains(&b) {
-                name.push(b);
-            } else {
-                return None;
-            }
-        }
+        let name = crate::lines::parse_name(word)?;
         Some(Entry {
             ends_ms,
             reserved,
             name,
         })
-    }
-}
-
-/// A line of the file this module never writes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Foreign {
-    /// Its number, from 1.
-    pub line: usize,
-    /// Its text (cut to 80 bytes), for the error.
-    pub text: String,
-}
-
-impl fmt::Display for Foreign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {} ({:?}) is not `<ends_ms> <reserved> <name>`: this module never writes that",
-            self.line, self.text
-        )
     }
 }
 
@@ -133,10 +98,7 @@ pub struct Ledger {
 /// [`Foreign`] for the first whole line that is not an entry (or `every <n>` first).
 pub fn parse(text: &[u8]) -> Result<Ledger, Foreign> {
     let mut ledger = Ledger::default();
-    let Some(end) = text.iter().rposition(|&b| b == b'\n') else {
-        return Ok(ledger);
-    };
-    for (i, line) in text[..end].split(|&b| b == b'\n').enumerate() {
+    for (i, line) in crate::lines::whole(text) {
         let numbers = |rest: &[u8]| -> Option<Vec<i64>> {
             let text = std::str::from_utf8(rest).ok()?;
             text.split(' ').map(|w| w.parse().ok()).collect()
@@ -162,10 +124,8 @@ pub fn parse(text: &[u8]) -> Result<Ledger, Foreign> {
                 }
             }
         }
-        let entry = Entry::parse(line).ok_or_else(|| Foreign {
-            line: i + 1,
-            text: String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned(),
-        })?;
+        let entry = Entry::parse(line)
+            .ok_or_else(|| Foreign::at(i, line, "`<ends_ms> <reserved> <name>`"))?;
         ledger.entries.push(entry);
     }
     Ok(ledger)

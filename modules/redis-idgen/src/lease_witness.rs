@@ -1,0 +1,108 @@
+//! The lease witness file (`idgen.workerid-witness-file`): each lease namespace's version and
+//! token after every write, and the fences grants start above ([`idgen_core::lease_witness`]),
+//! appended and synced by a [`Journal`] before a grant or renewal is acknowledged.
+//!
+//! At load it tells which namespaces to trust: one at or above its witness holds everything
+//! its holders were told, one behind it is reset at its first use, and one that holds leases
+//! but has no witness (restored from another server, or the file is new) is fenced for a
+//! horizon. So a clean restart, or a crash with `appendfsync always`, grants usable leases at
+//! once, where every start used to fence every namespace for `idgen.workerid-horizon-ms`.
+//! A start that finds no file at all still fences every namespace: it cannot tell a first
+//! start from a lost file.
+//!
+//! The file is locked while the module runs (`<file>.lock`): two coordinators on one file
+//! would each trust namespaces the other wrote.
+
+use std::path::PathBuf;
+
+use idgen_core::lease_witness::{self, Line, Witnessed};
+use idgen_core::{durable, Clock, SystemClock};
+
+use crate::journal::{Book, Journal, Waiter};
+
+/// The lease witness file and its writer.
+pub struct LeaseWitness {
+    journal: Journal<Line>,
+}
+
+/// What the lease witness file writes, and how it is rewritten.
+struct Namespaces;
+
+impl Book for Namespaces {
+    type Line = Line;
+
+    fn write(line: &Line, out: &mut Vec<u8>) {
+        line.write(out);
+    }
+
+    /// One line per namespace, and the fence while it holds.
+    fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
+        let found = lease_witness::parse(text).map_err(|e| e.to_string())?;
+        let entries = found.namespaces.len() as u64 + 1;
+        Ok((found.render(SystemClock.now_ms()), entries))
+    }
+}
+
+impl LeaseWitness {
+    /// Takes the lock, reads what earlier runs acknowledged, rewrites the file with one line
+    /// per namespace, and starts the writer. A file not found is made with `fence_ms` (the load
+    /// plus the horizon): the namespaces this server loaded may lack renewals no witness saw.
+    ///
+    /// # Errors
+    /// When another process holds the lock, or the file cannot be read, is not this module's,
+    /// or cannot be written: the module must not load then, and the file is left as it was.
+    pub fn open(path: PathBuf, fence_ms: i64) -> Result<(LeaseWitness, Witnessed), String> {
+        let lock = durable::lock(
+            &path,
+            "two lease coordinators on one witness file would each trust namespaces the other \
+             wrote",
+        )?;
+        let found = match durable::read(&path).map_err(|e| e.to_string())? {
+            Some(text) => lease_witness::parse(text.as_bytes()).map_err(|e| {
+                format!(
+                    "{}: {e}; move it away only to have every lease namespace fenced for a \
+                     horizon at the next start, as a first start does",
+                    path.display()
+                )
+            })?,
+            None => Witnessed {
+                fence_ms,
+                ..Witnessed::default()
+            },
+        };
+        let text = found.render(SystemClock.now_ms());
+        durable::replace(&path, &text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let size = (text.len() as u64, found.namespaces.len() as u64 + 1);
+        let journal = Journal::start(path, lock, "the lease witness file", size, Namespaces)?;
+        Ok((LeaseWitness { journal }, found))
+    }
+
+    /// Queues a line for the next write.
+    pub fn ask(&self, line: Line) {
+        self.journal.ask(line);
+    }
+
+    /// Has `waiter` told when every line asked so far is written (or failed).
+    pub fn wait(&self, waiter: Waiter) {
+        self.journal.wait(waiter);
+    }
+
+    /// Waits here until every line asked so far is written.
+    ///
+    /// # Errors
+    /// Why the write failed.
+    pub fn wait_here(&self) -> Result<(), String> {
+        self.journal.wait_here()
+    }
+
+    /// Writes made, lines written, acknowledgements that waited for a write.
+    pub fn counts(&self) -> (u64, u64, u64) {
+        self.journal.counts()
+    }
+
+    /// Why the last write failed, if it did.
+    pub fn failure(&self) -> Option<String> {
+        self.journal.failure()
+    }
+}

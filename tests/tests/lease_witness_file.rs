@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use idgen_tests::lease::renew;
+use idgen_tests::lease::{coordinator_past_its_first_fence, renew, renew_for};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::tmpfs::Tmpfs;
 use idgen_tests::{cmd, now_ms, wait_for, Options, Server};
@@ -31,46 +31,21 @@ fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
     v.try_into().unwrap()
 }
 
-/// A coordinator with an AOF whose first start (which finds no witness file, so fences for a
-/// horizon) is over: started with a short horizon, waited past its fence, given the default
-/// horizon back and a live holder in `fleet` (a 10 s lease), and stopped cleanly. Returns the
+/// A coordinator with an AOF, past its first start's fence, given a live holder in `fleet`
+/// (a 10 s lease), and stopped cleanly. Returns the
 /// options to start it again with, and the holder's grant.
 fn coordinator_with_a_holder(dir: &std::path::Path, witness: &str) -> (Options, [i64; 4]) {
     let options = Options {
         config_lines: vec![format!("idgen.workerid-witness-file \"{witness}\"")],
         ..in_dir(dir).server(&["--appendonly", "yes"])
     };
-    let mut first = Server::start_with(Options {
-        module_args: vec!["workerid-horizon-ms".into(), "2000".into()],
-        ..options.clone()
-    });
-    first.wait_past_lease_fence();
+    let mut first = coordinator_past_its_first_fence(options.clone());
     let mut con = first.connection();
-    let horizon = HORIZON_MS.to_string();
-    let _: () = cmd(&["CONFIG", "SET", "idgen.workerid-horizon-ms", &horizon])
-        .query(&mut con)
-        .unwrap();
     let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "10000", "MAX", "8"])
         .query(&mut con)
         .unwrap();
     let held: [i64; 4] = v.try_into().unwrap();
-    let (w, t, until) = (
-        held[0].to_string(),
-        held[1].to_string(),
-        (now_ms() + 1_500).to_string(),
-    );
-    let _: Vec<i64> = cmd(&[
-        "WORKERID.RENEW",
-        "fleet",
-        &w,
-        &t,
-        "TTL",
-        "10000",
-        "UNTIL",
-        &until,
-    ])
-    .query(&mut con)
-    .unwrap();
+    renew_for(&mut con, "fleet", &held, 10_000).unwrap();
     drop(con);
     first.shutdown();
     (options, held)
@@ -243,16 +218,8 @@ fn a_foreign_or_shared_witness_file_refuses_the_module_naming_it() {
 fn a_full_disk_refuses_grants_and_renewals_then_resumes() {
     let disk = Tmpfs::mount("lease-witness-full", "1m");
     // No AOF on the full disk: Redis would refuse every write itself.
-    let server = Server::start_with(Options {
-        module_args: vec!["workerid-horizon-ms".into(), "2000".into()],
-        ..in_dir(&disk)
-    });
-    server.wait_past_lease_fence();
+    let server = coordinator_past_its_first_fence(in_dir(&disk));
     let mut con = server.connection();
-    let horizon = HORIZON_MS.to_string();
-    let _: () = cmd(&["CONFIG", "SET", "idgen.workerid-horizon-ms", &horizon])
-        .query(&mut con)
-        .unwrap();
     let held = acquire(&mut con, "fleet");
     let filler = disk.fill();
     let refused = (0..200).find_map(|i| {

@@ -849,26 +849,6 @@ fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
     v.try_into().unwrap()
 }
 
-/// `WORKERID.RENEW ns worker token TTL 10000 UNTIL now+1.5s`: `[expires_at_ms, until_ms]`.
-fn renew(con: &mut redis::Connection, ns: &str, grant: &[i64; 4]) -> redis::RedisResult<Vec<i64>> {
-    let (w, t, until) = (
-        grant[0].to_string(),
-        grant[1].to_string(),
-        (now_ms() + 1_500).to_string(),
-    );
-    cmd(&[
-        "WORKERID.RENEW",
-        ns,
-        &w,
-        &t,
-        "TTL",
-        "10000",
-        "UNTIL",
-        &until,
-    ])
-    .query(con)
-}
-
 /// Every way a coordinator's data comes back at a restart, after a crash or a clean stop, for
 /// a namespace written after the copies were taken and one that was not: with the lease
 /// witness file, no grant starts below an UNTIL its worker ID's holder was told of and no token
@@ -886,18 +866,8 @@ fn lease_namespaces_rolled_back_across_a_restart_hand_out_no_worker_id_twice() {
                 dir: Some(dir.to_path_buf()),
                 ..Options::default().server(comeback.persistence)
             };
-            // A first start finds no witness file and fences for its horizon: a short one.
-            let mut server = Server::start_with(Options {
-                module_args: vec!["workerid-horizon-ms".into(), "2000".into()],
-                ..options.clone()
-            });
-            server.wait_past_lease_fence();
+            let mut server = idgen_tests::lease::coordinator_past_its_first_fence(options.clone());
             let mut con = server.connection();
-            let horizon = HORIZON_MS.to_string();
-            run(
-                &mut con,
-                &["CONFIG", "SET", "idgen.workerid-horizon-ms", &horizon],
-            );
             let mut told = Told::default();
             for ns in ["changed", "kept"] {
                 let grant = acquire(&mut con, ns);
@@ -909,7 +879,8 @@ fn lease_namespaces_rolled_back_across_a_restart_hand_out_no_worker_id_twice() {
                 copy_dir(&dir.join("appendonlydir"), &dir.join("older-aof"));
             }
             let held = told.holder("changed");
-            let renewed = renew(&mut con, "changed", &held).unwrap();
+            let renewed =
+                idgen_tests::lease::renew_for(&mut con, "changed", &held, 10_000).unwrap();
             told.tell("changed", held, renewed[1]);
             let second = acquire(&mut con, "changed");
             told.tell("changed", second, second[3]);
@@ -931,7 +902,7 @@ fn lease_namespaces_rolled_back_across_a_restart_hand_out_no_worker_id_twice() {
                     Loses::Everything => true,
                 };
                 let holder = told.holder(ns);
-                let renewal = renew(&mut con, ns, &holder);
+                let renewal = idgen_tests::lease::renew_for(&mut con, ns, &holder, 10_000);
                 match (&renewal, lost) {
                     (Ok(_), false) => {}
                     (Err(e), true) => {

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use idgen_client::{Grant, LeaseOptions, LeasedGenerator};
 use idgen_tests::lease::{coordinator_past_its_first_fence, renew, renew_for};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::tmpfs::Tmpfs;
@@ -25,7 +26,7 @@ fn in_dir(dir: &std::path::Path) -> Options {
 
 /// `[worker_id, token, expires_at_ms, start_above_ms]`.
 fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
-    let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "8"])
+    let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "1024"])
         .query(con)
         .unwrap();
     v.try_into().unwrap()
@@ -41,7 +42,7 @@ fn coordinator_with_a_holder(dir: &std::path::Path, witness: &str) -> (Options, 
     };
     let mut first = coordinator_past_its_first_fence(options.clone());
     let mut con = first.connection();
-    let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "10000", "MAX", "8"])
+    let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "10000", "MAX", "1024"])
         .query(&mut con)
         .unwrap();
     let held: [i64; 4] = v.try_into().unwrap();
@@ -51,14 +52,22 @@ fn coordinator_with_a_holder(dir: &std::path::Path, witness: &str) -> (Options, 
     (options, held)
 }
 
-/// The time from a coordinator's start to the first leased ID: the grant's reply, or the
-/// millisecond after its `start_above_ms` if that is later (a holder issues only above it).
-fn first_leased_id_after(options: Options) -> (Server, i64, [i64; 4]) {
+/// Starts the coordinator, and an in-process client (idgen-client, as a service would) leasing
+/// in `fleet`: the time from the start to the client's first ID, and the client's lease.
+fn first_leased_id_after(options: Options) -> (Server, i64, Grant) {
     let started = now_ms();
     let server = Server::start_with(options);
-    let grant = acquire(&mut server.connection(), "fleet");
-    let first_id_ms = now_ms().max(grant[3] + 1);
-    (server, first_id_ms - started, grant)
+    let lease = LeaseOptions::new(&server.url(), "fleet").ttl(Duration::from_secs(10));
+    let ids = LeasedGenerator::start(lease).expect("a lease");
+    let mut issued = None;
+    wait_for(Duration::from_secs(45), || {
+        issued = ids.next_id_leased().ok();
+        issued.is_some()
+    });
+    let took_ms = now_ms() - started;
+    let (_, grant) = issued.expect("no ID in 45 s");
+    ids.shutdown();
+    (server, took_ms, grant)
 }
 
 #[test]
@@ -68,7 +77,11 @@ fn a_leased_id_within_a_second_of_a_clean_coordinator_restart() {
     let (server, took_ms, grant) = first_leased_id_after(options);
     eprintln!("a clean restart with the witness file: first leased ID {took_ms} ms after start");
     assert!(took_ms < 1_000, "{took_ms} ms: {grant:?}");
-    assert_ne!(grant[0], held[0], "the live holder's worker ID");
+    assert_ne!(
+        i64::from(grant.worker_id),
+        held[0],
+        "the live holder's worker ID"
+    );
     let mut con = server.connection();
     renew(&mut con, "fleet", &held).expect("the holder renews across the restart");
     assert_eq!(server.info_field("workerid_namespaces_fenced"), "0");
@@ -80,10 +93,11 @@ fn a_leased_id_within_a_second_of_a_clean_coordinator_restart() {
 fn without_the_witness_file_a_clean_restart_fences_grants_for_the_horizon() {
     let dir = idgen_tests::data_dir("lease-witness-off");
     let (options, held) = coordinator_with_a_holder(&dir, "");
-    let (server, took_ms, _) = first_leased_id_after(options);
+    let (_server, took_ms, grant) = first_leased_id_after(options);
     eprintln!("a clean restart without the witness file: first leased ID {took_ms} ms after start");
-    assert!(took_ms >= HORIZON_MS, "{took_ms} ms");
-    renew(&mut server.connection(), "fleet", &held).unwrap();
+    // The client borrows up to its drift limit (1 s) ahead of the clock.
+    assert!(took_ms >= HORIZON_MS - 1_000, "{took_ms} ms");
+    assert_ne!(i64::from(grant.worker_id), held[0], "the live holder's worker ID");
 }
 
 #[test]
@@ -246,4 +260,51 @@ fn a_full_disk_refuses_grants_and_renewals_then_resumes() {
     .is_ok()));
     assert_eq!(server.info_field("workerid_witness_file_error"), "");
     let _: Value = cmd(&["PING"]).query(&mut con).unwrap();
+}
+
+/// A whole disk put back from an older backup, the witness file with the data: no witness is
+/// left to tell (the README's Guarantees row "lease namespaces"). The hazard, then the
+/// documented recovery: the witness file deleted before the start, so every grant is fenced for
+/// a horizon.
+#[test]
+fn a_disk_restored_older_with_its_witness_is_the_guarantees_row_and_deleting_the_file_recovers() {
+    let dir = idgen_tests::data_dir("lease-witness-restored");
+    let (options, _) = coordinator_with_a_holder(&dir, FILE);
+    let backup = dir.join("backup");
+    copy_state(&dir, &backup);
+    let mut server = Server::start_with(options.clone());
+    let mut con = server.connection();
+    // A holder the backup never saw, told it may issue up to 1.5 s ahead.
+    let missed = acquire(&mut con, "fleet");
+    let told = renew_for(&mut con, "fleet", &missed, 10_000).unwrap()[1];
+    drop(con);
+    server.shutdown();
+    copy_state(&backup, &dir);
+    let mut stale = Server::start_with(options.clone());
+    let again = acquire(&mut stale.connection(), "fleet");
+    assert!(
+        again[0] == missed[0] && again[3] < told,
+        "the hazard was not set up: {again:?} after {missed:?} told {told}"
+    );
+    stale.kill9();
+    copy_state(&backup, &dir);
+    std::fs::remove_file(dir.join(FILE)).unwrap();
+    let started = now_ms();
+    let server = Server::start_with(options);
+    let grant = acquire(&mut server.connection(), "fleet");
+    assert!(grant[3] >= started + HORIZON_MS, "{grant:?}");
+    assert!(grant[3] > told);
+}
+
+/// Copies a coordinator's AOF directory and lease witness file from `from` to `to`, replacing
+/// what was there.
+fn copy_state(from: &std::path::Path, to: &std::path::Path) {
+    let aof = to.join("appendonlydir");
+    let _ = std::fs::remove_dir_all(&aof);
+    std::fs::create_dir_all(&aof).unwrap();
+    for entry in std::fs::read_dir(from.join("appendonlydir")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), aof.join(entry.file_name())).unwrap();
+    }
+    std::fs::copy(from.join(FILE), to.join(FILE)).unwrap();
 }

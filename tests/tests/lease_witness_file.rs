@@ -97,7 +97,11 @@ fn without_the_witness_file_a_clean_restart_fences_grants_for_the_horizon() {
     eprintln!("a clean restart without the witness file: first leased ID {took_ms} ms after start");
     // The client borrows up to its drift limit (1 s) ahead of the clock.
     assert!(took_ms >= HORIZON_MS - 1_000, "{took_ms} ms");
-    assert_ne!(i64::from(grant.worker_id), held[0], "the live holder's worker ID");
+    assert_ne!(
+        i64::from(grant.worker_id),
+        held[0],
+        "the live holder's worker ID"
+    );
 }
 
 #[test]

@@ -96,3 +96,67 @@ fn the_readme_stays_short() {
         "README.md has {lines} lines: move detail to docs/"
     );
 }
+
+/// The files and directories a page names in backticks (`store/marker.rs`, `ffi/`,
+/// `workerid.rs::open`): each must be in the checkout, under the path given from the root or
+/// as the end of a path in it. Placeholders (`<group>`) and lone words are not paths.
+fn named_paths(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|word| word.split("::").next().unwrap_or(word).to_string())
+        .filter(|word| {
+            !word.contains(['<', ' ', '*', '{', '$'])
+                && (word.contains('/') || word.ends_with(".rs") || word.ends_with(".md"))
+                && word != "/"
+                && !word.starts_with("http")
+        })
+        .collect()
+}
+
+/// Every file and directory of the checkout, as paths from its root ("a/b.rs", "a/b/").
+fn checkout_paths(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if [".git", "target"].iter().any(|skip| name == *skip) {
+                continue;
+            }
+            let relative = path.strip_prefix(root).unwrap().display().to_string();
+            if path.is_dir() {
+                out.push(format!("{relative}/"));
+                dirs.push(path);
+            } else {
+                out.push(relative);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_path_the_architecture_names_is_in_the_checkout() {
+    let root = workspace_root();
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let paths = checkout_paths(root);
+    let named = named_paths(&text);
+    assert!(named.len() > 40, "only {} paths found", named.len());
+    let missing: Vec<_> = named
+        .iter()
+        .filter(|word| {
+            let word = word.trim_start_matches("./");
+            let dir = word.ends_with('/');
+            !paths.iter().any(|p| {
+                (p == word || p.ends_with(&format!("/{word}")))
+                    || (!dir && (p == &format!("{word}/") || p.ends_with(&format!("/{word}/"))))
+            })
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that are not in the checkout: {missing:?}"
+    );
+}

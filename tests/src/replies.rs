@@ -1,0 +1,103 @@
+//! Reading what the servers answer: decoded IDs, error texts, Prometheus samples, and commands
+//! built from words.
+
+use std::time::{Duration, Instant};
+
+/// What `SNOWFLAKE.DECODE` says of an ID, field by field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub time_ms: i64,
+    /// ISO-8601, ms precision.
+    pub time: String,
+    pub datacenter: i64,
+    pub worker: i64,
+    pub sequence: i64,
+    pub epoch_ms: i64,
+}
+
+/// `SNOWFLAKE.DECODE id` on `con`, read by field name (RESP2's flat array or RESP3's map); panics
+/// on an error or a field missing.
+pub fn decode(con: &mut redis::Connection, id: i64) -> Decoded {
+    let reply: redis::Value = cmd(&["SNOWFLAKE.DECODE", &id.to_string()])
+        .query(con)
+        .unwrap_or_else(|e| panic!("SNOWFLAKE.DECODE {id}: {e}"));
+    let pairs: Vec<(redis::Value, redis::Value)> = match reply {
+        redis::Value::Map(pairs) => pairs,
+        redis::Value::Array(flat) => flat
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect(),
+        other => panic!("SNOWFLAKE.DECODE {id} replied {other:?}"),
+    };
+    let mut d = Decoded::default();
+    for (name, value) in pairs {
+        let name: String = redis::from_redis_value(name).expect("a field name");
+        match (name.as_str(), value) {
+            ("time", v) => d.time = redis::from_redis_value(v).expect("time as text"),
+            (field, redis::Value::Int(n)) => match field {
+                "time_ms" => d.time_ms = n,
+                "datacenter" => d.datacenter = n,
+                "worker" => d.worker = n,
+                "sequence" => d.sequence = n,
+                "epoch_ms" => d.epoch_ms = n,
+                other => panic!("SNOWFLAKE.DECODE: unknown field {other}"),
+            },
+            (field, v) => panic!("SNOWFLAKE.DECODE: {field} is {v:?}"),
+        }
+    }
+    d
+}
+
+/// Runs `cmd` and returns its error text; panics if it succeeded.
+pub fn error_of(con: &mut redis::Connection, cmd: &redis::Cmd) -> String {
+    match cmd.query::<redis::Value>(con) {
+        Err(e) => error_text(&e),
+        Ok(v) => panic!("expected an error, got {v:?}"),
+    }
+}
+
+/// An error as Redis sent it: code, then message.
+pub fn error_text(e: &redis::RedisError) -> String {
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (Some(code), None) => code.to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// `command`'s reply, retried for up to 3 s while a Snowflake command is refused because the
+/// node resumed ahead of its clock: a node starts above its load time plus
+/// `idgen.max-drift-ms`, at the drift limit, so right after a start it issues no more than one
+/// tick's sequence per tick of the clock, and may wait for the clock's next tick first.
+pub fn when_caught_up<T: redis::FromRedisValue>(
+    con: &mut redis::Connection,
+    command: &redis::Cmd,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        match command.query(con) {
+            Ok(value) => return value,
+            Err(e) if e.to_string().contains("behind the last issued ID") => {
+                assert!(Instant::now() < deadline, "still refused after 3 s: {e}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Builds a command from words.
+pub fn cmd(words: &[&str]) -> redis::Cmd {
+    let mut c = redis::cmd(words[0]);
+    for w in &words[1..] {
+        c.arg(*w);
+    }
+    c
+}
+
+/// The value of the sample `name` (no labels) in a page of Prometheus text.
+pub fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}

@@ -62,6 +62,8 @@ impl fmt::Display for LayoutError {
 
 impl std::error::Error for LayoutError {}
 
+/// Twitter's epoch, 2010-11-04T01:42:54.657Z: its layout's, and the default for every layout.
+pub const TWITTER_EPOCH_MS: i64 = 1_288_834_974_657;
 /// Instagram's epoch, 2011-08-24T21:07:01.721Z, from its published PL/pgSQL `next_id()`.
 pub const INSTAGRAM_EPOCH_MS: i64 = 1_314_220_021_721;
 /// Sonyflake's default start time, 2014-09-01T00:00:00Z.
@@ -186,7 +188,7 @@ impl Layout {
             Profile {
                 name: "twitter",
                 layout: Self::twitter(),
-                epoch_ms: crate::TWITTER_EPOCH_MS,
+                epoch_ms: TWITTER_EPOCH_MS,
             },
             Profile {
                 name: "instagram",
@@ -201,7 +203,7 @@ impl Layout {
             Profile {
                 name: "js53",
                 layout: Self::js53(),
-                epoch_ms: crate::TWITTER_EPOCH_MS,
+                epoch_ms: TWITTER_EPOCH_MS,
             },
         ]
     }
@@ -410,7 +412,7 @@ mod tests {
         assert_eq!(epoch("Instagram"), 1_314_220_021_721);
         // 2014-09-01T00:00:00Z: 16,314 days after 1970-01-01.
         assert_eq!(epoch("sonyflake"), 16_314 * 86_400_000);
-        assert_eq!(epoch("js53"), crate::TWITTER_EPOCH_MS);
+        assert_eq!(epoch("js53"), TWITTER_EPOCH_MS);
         assert_eq!(Layout::profile("time:41,worker:10,sequence:12"), None);
     }
 
@@ -430,7 +432,7 @@ mod tests {
             (31, 128)
         );
         // 2^41 ms from Twitter's epoch: 2080-07-10.
-        let end_ms = crate::TWITTER_EPOCH_MS + (1i64 << 41);
+        let end_ms = TWITTER_EPOCH_MS + (1i64 << 41);
         assert_eq!(end_ms / 86_400_000, 40_368, "2080-07-10 in days since 1970");
         assert_eq!(j.to_string(), "time:41,worker:5,sequence:7,tick-ms:1");
     }

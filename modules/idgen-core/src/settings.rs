@@ -2,10 +2,8 @@
 
 use std::fmt;
 
+pub use crate::layout::TWITTER_EPOCH_MS;
 use crate::layout::{Field, Layout};
-
-/// Twitter's epoch, 2010-11-04T01:42:54.657Z: the default for every layout.
-pub const TWITTER_EPOCH_MS: i64 = 1_288_834_974_657;
 
 /// Default for [`Settings::max_drift_ms`].
 pub const DEFAULT_MAX_DRIFT_MS: u64 = 1_000;

@@ -7,6 +7,9 @@ use redis_module::{raw, RedisString};
 use crate::digits::parse_i64;
 use crate::error::CommandError;
 
+/// Most IDs one `COUNT n` of SNOWFLAKE.NEXT, UUID7.NEXT or ULID.NEXT returns.
+pub const MAX_COUNT: i64 = 100_000;
+
 /// The arguments of one call, read front to back; argument 0 is the command name.
 pub struct Args<'a> {
     argv: &'a [*mut raw::RedisModuleString],
@@ -42,6 +45,11 @@ impl<'a> Args<'a> {
     pub fn next_i64(&mut self) -> Result<i64, CommandError> {
         let arg = self.next_bytes().ok_or(CommandError::Syntax)?;
         parse_i64(arg).ok_or_else(|| CommandError::not_an_integer(arg))
+    }
+
+    /// The next argument as a `COUNT n` value in `1..=max`.
+    pub fn next_count(&mut self, max: i64) -> Result<i64, CommandError> {
+        CommandError::check_range("COUNT", self.next_i64()?, 1, max)
     }
 
     /// Reads options until the end; `on` handles one (reading its value, if any) and says

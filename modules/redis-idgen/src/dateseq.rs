@@ -32,7 +32,6 @@ use crate::ffi::blocked::{Answer, Blocked};
 use crate::ffi::ctx::Ctx;
 use crate::ffi::key::{self, Step};
 use crate::form::Form;
-use crate::snowflake::parse_count;
 use crate::state::State;
 use crate::witness_file::{Ask, WitnessFile};
 
@@ -316,7 +315,7 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
         } else if name.eq_ignore_ascii_case(b"DIGITS") {
             digits = args.next_i64()?;
         } else if counted && name.eq_ignore_ascii_case(b"COUNT") {
-            count = Some(parse_count(args, MAX_DATESEQ_COUNT)? as u64);
+            count = Some(args.next_count(MAX_DATESEQ_COUNT)? as u64);
         } else {
             return Ok(false);
         }

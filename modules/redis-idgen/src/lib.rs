@@ -51,7 +51,6 @@ mod journal;
 mod lease_witness;
 mod load;
 mod registration;
-mod reply;
 mod reservation;
 mod resumed;
 mod seal;

@@ -3,16 +3,13 @@
 use idgen_core::{Clock, GenerateError, SystemClock};
 use jiff::Timestamp;
 
-use crate::args::{time_and_end, Args};
+use crate::args::{time_and_end, Args, MAX_COUNT};
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 use crate::form::Form;
 use crate::reservation::Reservation;
 use crate::seal;
 use crate::state::State;
-
-/// Most IDs one `SNOWFLAKE.NEXT COUNT n` returns.
-pub const MAX_COUNT: i64 = 100_000;
 
 /// What a `SNOWFLAKE.NEXT` call asked for.
 #[derive(Default)]
@@ -33,7 +30,7 @@ impl Request {
             if req.form.take(name)? || seal::take(&mut req.sealed, name) {
                 return Ok(true);
             } else if name.eq_ignore_ascii_case(b"COUNT") {
-                req.count = Some(parse_count(args, MAX_COUNT)? as usize);
+                req.count = Some(args.next_count(MAX_COUNT)? as usize);
             } else {
                 return Ok(false);
             }
@@ -131,10 +128,6 @@ fn issue(ctx: &Ctx, s: &mut State, req: Request) -> Result<(), CommandError> {
 }
 
 /// A `COUNT n` value in `1..=max`.
-pub fn parse_count(args: &mut Args, max: i64) -> Result<i64, CommandError> {
-    CommandError::check_range("COUNT", args.next_i64()?, 1, max)
-}
-
 /// The generator's refusal, told as what really happened: a reservation that ran out because
 /// its file cannot be written is a disk problem, not a burst.
 fn refusal(e: GenerateError, reservation: Option<&Reservation>) -> CommandError {

@@ -12,14 +12,10 @@ use jiff::Timestamp;
 use ulid::Ulid;
 use uuid::Uuid;
 
-use crate::args::{time_and_end, Args};
+use crate::args::{time_and_end, Args, MAX_COUNT};
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
-use crate::snowflake::parse_count;
 use crate::state::State;
-
-/// Most IDs one `COUNT n` returns.
-pub const MAX_COUNT: i64 = 100_000;
 
 /// `UUID7.NEXT [COUNT n] [SEALED]`: SEALED gives a version 4 UUID that shows no time, which
 /// `UUID7.UNSEAL` turns back into the UUIDv7.
@@ -80,7 +76,7 @@ fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), C
         if !option.eq_ignore_ascii_case(b"COUNT") {
             return Ok(false);
         }
-        count = Some(parse_count(args, MAX_COUNT)? as usize);
+        count = Some(args.next_count(MAX_COUNT)? as usize);
         Ok(true)
     })?;
     crate::seal::check(s, sealed, count.unwrap_or(1) as u64)?;

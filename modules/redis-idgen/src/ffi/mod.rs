@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod ctx;
 pub mod key;
 pub mod module;
+pub mod reply;
 
 use std::ffi::CString;
 

@@ -7,11 +7,11 @@ use std::os::raw::c_char;
 
 use redis_module::{raw, ContextFlags, RedisError};
 
+use super::api;
+use super::ctx::Ctx;
 use crate::callers::{Asked, Callers};
 use crate::digits::decimal;
 use crate::error::CommandError;
-use crate::ffi::api;
-use crate::ffi::ctx::Ctx;
 
 impl Ctx {
     /// Whether the call comes from a Lua script or function, whose numbers are doubles: an

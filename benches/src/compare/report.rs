@@ -1,9 +1,16 @@
 //! The report: markdown tables (throughput and latency; properties) and a terminal summary.
 
 use std::fmt::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Result;
 
 use super::approach::Kind;
-use super::{enough_samples, Measurement, Row, SAMPLE_CONNECTIONS};
+use super::{
+    enough_samples, plot, Budget, Measurement, Row, CONNECTIONS, PIPELINES, SAMPLE_CONNECTIONS,
+};
 
 /// One approach's properties: measured where they can be, stated where they cannot.
 #[derive(Clone, Debug)]
@@ -315,4 +322,171 @@ pub fn questions(rows: &[Row], props: &[Properties]) -> String {
         least.map_or("-".into(), |k| k.to_string()),
     );
     s
+}
+
+pub fn write_report(
+    out: &Path,
+    rows: &[Row],
+    props: &[Properties],
+    tables: &[&str; 3],
+    quick: bool,
+    budget: Budget,
+) -> Result<()> {
+    let xs: Vec<String> = CONNECTIONS.iter().map(|c| c.to_string()).collect();
+    for &depth in &PIPELINES {
+        let throughput: Vec<(String, Vec<f64>)> = rows
+            .iter()
+            .filter_map(|r| {
+                let ms = r.results.as_ref().ok()?;
+                let line: Vec<f64> = CONNECTIONS
+                    .iter()
+                    .map(|&c| {
+                        ms.iter()
+                            .find(|m| m.connections == c && m.pipeline == depth)
+                            .map_or(0.0, |m| m.ids_per_s)
+                    })
+                    .collect();
+                line.iter()
+                    .any(|v| *v > 0.0)
+                    .then(|| (r.name.clone(), line))
+            })
+            .collect();
+        std::fs::write(
+            out.join(format!("throughput-{depth}.svg")),
+            plot::lines(
+                &format!("IDs per second, {depth} in flight per connection (threads in process)"),
+                "connections",
+                "IDs/s (log scale)",
+                &xs,
+                &throughput,
+            )?,
+        )?;
+    }
+    let levels = ["p50", "p90", "p99", "p99.9"];
+    let tails: Vec<(String, Vec<f64>)> = rows
+        .iter()
+        .filter_map(|r| {
+            let m = r
+                .results
+                .as_ref()
+                .ok()?
+                .iter()
+                .find(|m| m.connections == 16 && m.pipeline == 1)?;
+            let mut sorted = m.samples_us.clone();
+            sorted.sort_unstable();
+            let at = |q: f64| {
+                if !enough_samples(q, sorted.len()) {
+                    return 0.0; // too few samples: left out of the plot
+                }
+                sorted[((sorted.len() - 1) as f64 * q).round() as usize].max(1) as f64
+            };
+            let line: Vec<f64> = [0.5, 0.9, 0.99, 0.999].iter().map(|&q| at(q)).collect();
+            line.iter()
+                .any(|v| *v > 0.0)
+                .then(|| (r.name.clone(), line))
+        })
+        .collect();
+    let levels: Vec<String> = levels.iter().map(|l| l.to_string()).collect();
+    std::fs::write(
+        out.join("latency-tail.svg"),
+        plot::lines(
+            "Round-trip latency tail, 16 connections, unpipelined",
+            "percentile",
+            "µs (log scale)",
+            &levels,
+            &tails,
+        )?,
+    )?;
+
+    let mut md = String::new();
+    md.push_str("# Unique-ID approaches side by side\n\n");
+    md.push_str(&format!(
+        "{} run, {} per scenario (at most {} requests). {}\n\n",
+        if quick { "Quick" } else { "Full" },
+        humantime(budget.duration),
+        budget.max_requests,
+        machine()
+    ));
+    md.push_str("Every server runs on this machine, on loopback, started by the harness; the client is the same\n");
+    md.push_str("loop for all (the `redis` crate, one multiplexed connection per worker; the pair goes through\n");
+    md.push_str("`ticket_server::client::RoundRobin`). In-process generators: threads instead of connections,\n");
+    md.push_str("latency per call. Pipelined = 16 requests in flight per connection; latency is per round trip.\n\n");
+    md.push_str("## Which approach wins\n\n");
+    md.push_str(&questions(rows, props));
+    md.push_str("\n![unpipelined](throughput-1.svg)\n\n![pipelined](throughput-16.svg)\n\n![latency tail](latency-tail.svg)\n\n## Throughput and latency\n\n");
+    md.push_str("× INCR: the rate over INCR's on a plain redis-server in the same run and scenario. A percentile\n");
+    md.push_str("is shown only with enough samples (p99: 100, p99.9: 1,000). In-process rows time batches of 64\n");
+    md.push_str("calls, so their samples count batches; their errors are refusals (a spent millisecond).\n\n");
+    md.push_str(&results_table(rows));
+    md.push_str(&format!(
+        "\n## Properties\n\nOut-of-order share and k-ordering: the IDs of the {SAMPLE_CONNECTIONS}-connection unpipelined run,\n"
+    ));
+    md.push_str("merged in the order their replies arrived, as a database fed by many clients sees them (in-process\n");
+    md.push_str("generators: one thread, wider IDs by their top 64 bits): 0% means every ID was larger than all\n");
+    md.push_str("before it. Repeats: over every run (wide IDs compared whole). Cap: what the layout allows;\n");
+    md.push_str("the module may run up to `idgen.max-drift-ms` ahead of the clock, so short batched runs can\n");
+    md.push_str("exceed 4,096,000 IDs/s; longer ones are held to it and show refusals as errors. The uncapped\n");
+    md.push_str(
+        "idgen-core row borrows up to a day ahead and is not comparable with the capped ones.\n\n",
+    );
+    md.push_str(&properties_table(props));
+    md.push_str("\n## When the sequence is spent and when the clock steps back\n\n");
+    md.push_str("Measured, not taken from documentation: `clock-step` calls each generator in a tight loop for\n");
+    md.push_str(
+        "100 ms at the real time, then, in a process whose wall clock an LD_PRELOAD shim moves\n",
+    );
+    md.push_str("(tests/clockshift), steps the clock back 1.1 s for 2.2 s and counts repeats, IDs below earlier\n");
+    md.push_str("ones, refusals and the longest call. Each generator runs in a process of its own, so one that\n");
+    md.push_str("panics is reported and the others still run.\n\n");
+    md.push_str(tables[0]);
+    md.push_str("\n## Instructions per request inside the server\n\n");
+    md.push_str(
+        "Counted by callgrind (the server under valgrind, one client, unpipelined, AOF on for\n",
+    );
+    md.push_str("redis-server): a figure that does not swing with the machine's load as the rates above do.\n\n");
+    md.push_str(tables[1]);
+    md.push_str("\n## Python\n\n");
+    md.push_str(
+        "The idgen package (`make wheel`, docs/python.md) beside the usual Python ID libraries:\n",
+    );
+    md.push_str(
+        "`benches/python_speed.py`, one process, one thread, calls of each back to back.\n\n",
+    );
+    md.push_str(tables[2]);
+    std::fs::write(out.join("report.md"), md)?;
+    Ok(())
+}
+
+fn humantime(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+/// The machine and versions the run was on.
+fn machine() -> String {
+    let run = |cmd: &str, args: &[&str]| {
+        Command::new(cmd)
+            .args(args)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_default();
+    format!(
+        "Run {}. Machine: {} cores ({cpu}), Linux {}; {}; {}.",
+        run("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0),
+        run("uname", &["-r"]),
+        run("redis-server", &["--version"]),
+        run("rustc", &["--version"]),
+    )
 }

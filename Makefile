@@ -11,7 +11,7 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	cargo build --release -p redis-idgen -p ticket-server -p idgen-client
+	cargo build --release -p redis-idgen -p ticket-server -p idgen-lease-worker
 
 demo: build
 	scripts/demo.sh

@@ -13,7 +13,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 if [ "${1:-}" != --skip-build ]; then
-  cargo build --release -q -p redis-idgen -p ticket-server
+  # make build's package set: another set unifies features differently and rebuilds.
+  cargo build --release -q -p redis-idgen -p ticket-server -p idgen-lease-worker
 fi
 for artifact in target/release/libredis_idgen.so target/release/ticket-server; do
   [ -f "$artifact" ] || { echo "$artifact is missing: run make build" >&2; exit 1; }

@@ -4,7 +4,7 @@ use idgen_client::{IssueError, LeaseCallError};
 use idgen_core::GenerateError;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use ticket_server::client::ClientError;
+use ticket_client::ClientError;
 
 pyo3::create_exception!(
     idgen,

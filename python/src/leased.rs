@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use idgen_client::metrics::LeaseMetrics;
+use idgen_client::metrics;
 use idgen_client::{IssueError, LeaseOptions, LeasedGenerator};
 use pyo3::prelude::*;
 
@@ -146,7 +146,7 @@ impl LeasedSnowflake {
     fn metrics(&self) -> String {
         // Made afresh from this process's lease: a forked child's counts are its own.
         self.ids
-            .try_read(|ids| Some(LeaseMetrics::new().render(&ids.stats())))
+            .try_read(|ids| Some(metrics::render(&ids.stats())))
             .unwrap_or_default()
     }
 

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use ticket_server::client::prefetch::{Handle, Prefetch};
-use ticket_server::client::prefetch_metrics;
-use ticket_server::client::sizing::Sizing;
-use ticket_server::client::{ClientError, RoundRobin};
+use ticket_client::prefetch::{Handle, Prefetch};
+use ticket_client::prefetch_metrics;
+use ticket_client::sizing::Sizing;
+use ticket_client::{ClientError, RoundRobin};
 
 use crate::errors::{ticket_error, value_error, ForkedError};
 use crate::fork::{AfterFork, PerProcess};

@@ -97,8 +97,12 @@ pub fn lease_worker_binary() -> PathBuf {
     release_artifact(
         "IDGEN_LEASE_WORKER",
         "idgen-lease-worker",
-        "idgen-client",
-        &["modules/idgen-client", "modules/idgen-core"],
+        "idgen-lease-worker",
+        &[
+            "modules/idgen-lease-worker",
+            "modules/idgen-client",
+            "modules/idgen-core",
+        ],
     )
 }
 

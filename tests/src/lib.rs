@@ -1,6 +1,7 @@
 //! The harness for integration tests: real `redis-server` processes with the module loaded, on
-//! free loopback ports, stopped when their guard drops; ticket servers ([`ticket`]); the Docker
-//! images under testcontainers ([`containers`]).
+//! free loopback ports, stopped when their guard drops; ticket servers ([`ticket`]). The Docker
+//! images' harness is the container suite's own (`tests/containers/docker.rs`), so nothing else
+//! that uses this crate compiles testcontainers.
 //!
 //! The module is `target/release/libredis_idgen.so` (override with `IDGEN_MODULE`); `make test`
 //! builds it first. The server is `redis-server`, or the program `IDGEN_SERVER` names
@@ -13,7 +14,6 @@ pub mod burst;
 mod checkout;
 pub mod clock;
 pub mod cluster;
-pub mod containers;
 mod dirs;
 pub mod docs;
 pub mod lease;

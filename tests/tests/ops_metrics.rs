@@ -8,15 +8,15 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use idgen_client::metrics::LeaseMetrics;
+use idgen_client::metrics;
 use idgen_client::LeaseStats;
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{
     cmd, data_dir, free_port, lease_worker_binary, sample, workspace_root, KillOnDrop, Server,
 };
-use ticket_server::client::prefetch::Prefetch;
-use ticket_server::client::prefetch_metrics;
-use ticket_server::client::RoundRobin;
+use ticket_client::prefetch::Prefetch;
+use ticket_client::prefetch_metrics;
+use ticket_client::RoundRobin;
 
 fn spawn(program: &str, args: &[String]) -> KillOnDrop {
     let child = Command::new(program)
@@ -303,7 +303,7 @@ fn docs_operations_names_every_info_field_and_metric_as_it_appears() {
         renewals: 0,
         failures: 0,
     };
-    names.extend(metric_names(&LeaseMetrics::new().render(&none)));
+    names.extend(metric_names(&metrics::render(&none)));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = Arc::new(RoundRobin::new(&[ticket.addr()]).unwrap());
     let prefetch = Prefetch::start(client, "doc", 10, runtime.handle());

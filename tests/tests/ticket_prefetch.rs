@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{data_dir, sample};
-use ticket_server::client::prefetch::{Prefetch, CHUNK};
-use ticket_server::client::prefetch_metrics;
-use ticket_server::client::sizing::Sizing;
-use ticket_server::client::RoundRobin;
+use ticket_client::prefetch::{Prefetch, CHUNK};
+use ticket_client::prefetch_metrics;
+use ticket_client::sizing::Sizing;
+use ticket_client::RoundRobin;
 
 /// How long a block should last, in these tests.
 const TARGET: Duration = Duration::from_millis(200);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::ticket::{run_cli, serve_once, TicketServer};
 use idgen_tests::{cmd, data_dir, error_of};
-use ticket_server::client::{RoundRobin, RETRY_AFTER};
+use ticket_client::{RoundRobin, RETRY_AFTER};
 
 #[test]
 fn odd_and_even_servers_hand_out_disjoint_tickets_under_concurrent_load() {
@@ -298,7 +298,7 @@ fn the_round_robin_client_marks_a_server_down_only_when_unreachable() {
 #[test]
 fn prefetching_clients_never_share_a_ticket_and_ride_out_a_dead_server() {
     use std::sync::Arc;
-    use ticket_server::client::prefetch::Prefetch;
+    use ticket_client::prefetch::Prefetch;
 
     let dir = data_dir("ticket-prefetch");
     let (odd, mut even) = TicketServer::odd_and_even(&dir, &["--block", "100000"]);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use idgen_tests::ticket::{run_cli, run_cli_env, serve_once, TicketServer};
 use idgen_tests::tmpfs::Tmpfs;
 use idgen_tests::{cmd, data_dir, error_of};
-use ticket_server::client::{RoundRobin, RETRY_AFTER};
+use ticket_client::{RoundRobin, RETRY_AFTER};
 
 /// The marker of a store of offset 1 of increment 2 that has handed out nothing.
 const SOUND_MARKER: &str = "ticket-store v1 offset=1 increment=2 floor=0\n";

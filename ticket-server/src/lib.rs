@@ -1,6 +1,7 @@
 //! Flickr-style ticket servers, without MySQL: server `k` of `N` hands out `k, k+N, k+2N, ...`
 //! (with N = 2, one server is odd and the other even), durably, over RESP, so that redis-cli,
-//! redis-benchmark and any Redis client work unchanged; and a round-robin client over several.
+//! redis-benchmark and any Redis client work unchanged. The clients (round robin over several
+//! servers, prefetching) are the `ticket-client` crate; `ticket-server next` uses it.
 //!
 //! ```text
 //! ticket-server serve --listen 127.0.0.1:7001 --offset 1 --increment 2 --data-dir /var/lib/t1 --init
@@ -10,10 +11,8 @@
 //!
 //! Map: [`config`] (validated flags), [`server::run`] (accept loop, shutdown), [`connection`]
 //! (one client), [`deadline`] (incomplete requests), [`frame`] (RESP), [`cmd`] (one file per
-//! command, [`cmd::CmdError`]), [`store`] (durable sequences, the `STORE` marker), [`client`]
-//! (round robin, prefetching).
+//! command, [`cmd::CmdError`]), [`store`] (durable sequences, the `STORE` marker).
 
-pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod connection;

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use tokio::net::TcpListener;
 
 use idgen_core::SqidCodec;
-use ticket_server::client::RoundRobin;
+use ticket_client::RoundRobin;
 use ticket_server::config::{
     check_step, Config, DEFAULT_BLOCK, DEFAULT_MAX_CLIENTS, DEFAULT_TIMEOUT_S,
 };
@@ -332,7 +332,7 @@ async fn main() -> Result<()> {
             }
         }
         Command::Ping { server } => {
-            println!("{}", ticket_server::client::ping::ping(&server).await?)
+            println!("{}", ticket_client::ping::ping(&server).await?)
         }
     }
     Ok(())

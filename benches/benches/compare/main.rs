@@ -19,7 +19,7 @@ use idgen_benches::compare::{
 };
 use idgen_tests::ticket::TicketServer;
 use indicatif::{ProgressBar, ProgressStyle};
-use ticket_server::client::RoundRobin;
+use ticket_client::RoundRobin;
 
 mod setup;
 
@@ -71,15 +71,24 @@ fn main() -> Result<()> {
     bar.finish_and_clear();
     println!("stepping the clock under each in-process generator (clock-step)...");
     let clock = clock_behaviour(&root, &setup.dir);
-    println!("counting instructions per request under callgrind...");
-    let peer_modules = match &setup.peers {
-        Ok(listed) => peer_modules(listed.iter().map(|(peer, _)| peer)),
-        Err(_) => Vec::new(),
+    // A quick run (make demo) is a first table in minutes: callgrind and the wheel's build take
+    // longer than the rest of it, so their sections belong to the full run (make bench).
+    let (counts, python) = if quick {
+        let later = "Left out of a quick run: `make bench` (or `cargo bench --bench compare`) \
+                     adds it.\n"
+            .to_string();
+        (later.clone(), later)
+    } else {
+        println!("counting instructions per request under callgrind...");
+        let peer_modules = match &setup.peers {
+            Ok(listed) => peer_modules(listed.iter().map(|(peer, _)| peer)),
+            Err(_) => Vec::new(),
+        };
+        let counts = instruction_table(&root, &setup.dir, &peer_modules, 4_800);
+        println!("the Python package beside Python's ID libraries (builds the wheel)...");
+        let python = python::section(&root, &setup.module.url(), COORDINATOR_HORIZON_MS);
+        (counts, python)
     };
-    let n = if quick { 1_600 } else { 4_800 };
-    let counts = instruction_table(&root, &setup.dir, &peer_modules, n);
-    println!("the Python package beside Python's ID libraries (builds the wheel)...");
-    let python = python::section(&root, &setup.module.url(), COORDINATOR_HORIZON_MS);
     let out = root.join("target/compare");
     std::fs::create_dir_all(&out)?;
     report::write_report(
@@ -162,6 +171,8 @@ fn build_servers(root: &Path) -> Result<()> {
             "redis-idgen",
             "-p",
             "ticket-server",
+            "-p",
+            "idgen-lease-worker",
         ])
         .current_dir(root)
         .status()

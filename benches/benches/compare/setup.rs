@@ -13,9 +13,9 @@ use idgen_benches::compare::postgres::Postgres;
 use idgen_client::{LeaseOptions, LeasedGenerator};
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{data_dir, Options, Server};
-use ticket_server::client::prefetch::Prefetch;
-use ticket_server::client::sizing::Sizing;
-use ticket_server::client::RoundRobin;
+use ticket_client::prefetch::Prefetch;
+use ticket_client::sizing::Sizing;
+use ticket_client::RoundRobin;
 
 /// What the 12-bit sequence of the Twitter layout allows.
 const SNOWFLAKE_CAP: &str = "4,096 per ms per worker";

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Parser;
-use ticket_server::client::prefetch::Prefetch;
-use ticket_server::client::sizing::Sizing;
-use ticket_server::client::RoundRobin;
+use ticket_client::prefetch::Prefetch;
+use ticket_client::sizing::Sizing;
+use ticket_client::RoundRobin;
 
 /// Hand out tickets through the prefetching client.
 #[derive(Parser)]

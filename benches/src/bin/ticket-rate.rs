@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use ticket_server::client::RoundRobin;
+use ticket_client::RoundRobin;
 
 /// Drive TICKET.NEXT through the round-robin client.
 #[derive(Parser)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use redis::aio::MultiplexedConnection;
 use redis::Value;
-use ticket_server::client::RoundRobin;
+use ticket_client::RoundRobin;
 
 use super::drive::{self, Factory};
 use super::mariadb::FlickrClient;

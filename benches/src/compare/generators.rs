@@ -80,7 +80,7 @@ pub fn snowflake(drift_ms: u64) -> Factory {
 }
 
 /// Tickets from a prefetching pool of the ticket pair: a handle per thread.
-pub fn prefetch(pool: Arc<ticket_server::client::prefetch::Prefetch>) -> Factory {
+pub fn prefetch(pool: Arc<ticket_client::prefetch::Prefetch>) -> Factory {
     Arc::new(move || {
         let mut handle = pool.handle();
         Box::new(move || handle.ticket().ok().map(u128::from))

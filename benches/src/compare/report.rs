@@ -409,7 +409,9 @@ pub fn write_report(
     ));
     md.push_str("Every server runs on this machine, on loopback, started by the harness; the client is the same\n");
     md.push_str("loop for all (the `redis` crate, one multiplexed connection per worker; the pair goes through\n");
-    md.push_str("`ticket_server::client::RoundRobin`). In-process generators: threads instead of connections,\n");
+    md.push_str(
+        "`ticket_client::RoundRobin`). In-process generators: threads instead of connections,\n",
+    );
     md.push_str("latency per call. Pipelined = 16 requests in flight per connection; latency is per round trip.\n\n");
     md.push_str("## Which approach wins\n\n");
     md.push_str(&questions(rows, props));

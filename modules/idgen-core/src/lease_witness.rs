@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use crate::lease::Seen;
-use crate::lines::{self, Foreign};
+use crate::lines::{self, number, Foreign};
 
 /// What a line of the file looks like, for [`Foreign`].
 const FORMAT: &str = "`<version> <token> <namespace>` or `fence <ms>`";
@@ -62,9 +62,6 @@ impl Line {
     /// One line of the file (without its newline).
     fn parse(line: &[u8]) -> Option<Line> {
         let mut words = line.split(|&b| b == b' ');
-        fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
-            std::str::from_utf8(word?).ok()?.parse().ok()
-        }
         let first = words.next()?;
         let parsed = if first == b"fence" {
             Line::Fence(number(words.next())?)

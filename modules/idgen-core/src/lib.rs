@@ -51,6 +51,7 @@ pub mod lease;
 pub mod lease_witness;
 pub mod lineage;
 pub mod lines;
+pub mod openmetrics;
 pub mod seal;
 pub mod settings;
 pub mod sqid;

@@ -26,6 +26,11 @@ pub fn write_name(name: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// A word of a line as a number, or None when it is missing or not one.
+pub fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
+    std::str::from_utf8(word?).ok()?.parse().ok()
+}
+
 /// The name a word written by [`write_name`] stands for; `None` for a word it never writes.
 pub fn parse_name(word: &[u8]) -> Option<Vec<u8>> {
     let mut name = Vec::with_capacity(word.len());

@@ -32,17 +32,22 @@ pub enum LoadError {
     Redis(String),
 }
 
-/// An error reply. Nothing was issued or written when a command returns one.
-#[derive(Debug)]
+/// An error reply, its Display the Redis error text, code first. Nothing was issued or written
+/// when a command returns one.
+#[derive(Debug, thiserror::Error)]
 pub enum CommandError {
     /// Too few or too many arguments.
+    #[error("ERR wrong number of arguments")]
     WrongArity,
     /// An unknown option or a missing value.
+    #[error("ERR syntax error")]
     Syntax,
     /// An argument that should be an integer is not one: the argument, quoted for the message.
+    #[error("ERR value is not an integer or out of range: {0}")]
     NotAnInteger(String),
     /// A number outside its documented range: the argument's name, its value as given, the
     /// range, and when the range applies (e.g. " with SQIDS"), if not always.
+    #[error("ERR {name} {given} must be between {min} and {max}{when}")]
     Range {
         name: &'static str,
         given: i64,
@@ -51,47 +56,89 @@ pub enum CommandError {
         when: &'static str,
     },
     /// Any other argument outside what is allowed, said in full.
+    #[error("ERR {0}")]
     OutOfRange(String),
     /// The key holds something other than a string.
+    #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
     WrongType,
     /// The caller's ACL user may not touch the counter key.
+    #[error("NOPERM this user has no permissions to access one of the keys used as arguments")]
     NoPermission,
     /// The restart reservation ran out because its file cannot be written.
+    #[error(
+        "ERR {0}: IDs are durably reserved only up to the last write, and that is spent; \
+         refusing rather than risk repeating IDs after a restart"
+    )]
     StateFile(String),
     /// The DATESEQ witness file cannot be written: the values were not handed out.
+    #[error(
+        "ERR {0}: these values were not handed out (the counter skips them); refusing rather \
+         than risk repeating them after a restart"
+    )]
     WitnessFile(String),
     /// The lease witness file could not be written: the grant or renewal is not acknowledged.
+    #[error(
+        "ERR {0}: not acknowledged, as a restart could forget it; do not issue IDs under it \
+         (a grant holds its worker ID until its TTL ends)"
+    )]
     LeaseWitnessFile(String),
     /// The counter key holds a string that is not a non-negative integer.
+    #[error("ERR counter key holds a value that is not a non-negative integer")]
     BadCounter,
     /// SNOWFLAKE.NEXT on a replica.
+    #[error(
+        "ERR SNOWFLAKE.NEXT is refused on a replica: it would repeat its primary's IDs; send \
+         it to the primary"
+    )]
     Replica,
     /// UUID7.NEXT or ULID.NEXT on a replica, without `idgen.random-ids-on-replica`.
+    #[error(
+        "ERR {0} is refused on a replica: its IDs would not be ordered with its primary's; \
+         send it to the primary, or set idgen.random-ids-on-replica yes"
+    )]
     ReplicaRandom(&'static str),
     /// Another primary of the cluster claims this node's worker-id (or none heard yet).
+    #[error("ERR {0}")]
     WorkerClaim(String),
     /// The module did not finish loading.
+    #[error("ERR idgen module is not initialised")]
     NotReady,
     /// A command of this module called from inside another of its commands (through another
     /// module's `RM_Call`).
+    #[error(
+        "ERR idgen was called from inside one of its own commands (another module's RM_Call \
+         from a keyspace event): call it outside that command"
+    )]
     Busy,
     /// Redis lacks an API the module needs.
+    #[error("ERR this Redis lacks {0}")]
     MissingApi(&'static str),
     /// The generator refused.
-    Generate(GenerateError),
+    #[error("ERR {0}")]
+    Generate(#[from] GenerateError),
     /// The date sequence refused.
-    Value(ValueError),
+    #[error("ERR {0}")]
+    Value(#[from] ValueError),
     /// The prefix cannot name a counter key.
-    Key(KeyError),
+    #[error("ERR {0}")]
+    Key(#[from] KeyError),
     /// A worker-ID lease operation was refused.
-    Lease(LeaseError),
+    #[error("ERR {0}")]
+    Lease(#[from] LeaseError),
     /// A Sqid could not be made or read.
-    Sqid(SqidError),
+    #[error("ERR {0}")]
+    Sqid(#[from] SqidError),
     /// A time that is not one, or that the IDs cannot hold.
-    Time(TimeError),
+    #[error("ERR {0}")]
+    Time(#[from] TimeError),
     /// Sealing or unsealing refused the value.
-    Seal(SealError),
+    #[error("ERR {0}")]
+    Seal(#[from] SealError),
     /// SEALED or IDGEN.SEAL without `idgen.seal-key-file`.
+    #[error(
+        "ERR no sealing key: set idgen.seal-key-file to a file whose first line is 64 hex \
+         digits (openssl rand -hex 32)"
+    )]
     NoSealKey,
 }
 
@@ -118,71 +165,6 @@ impl CommandError {
     pub fn not_an_integer(arg: &[u8]) -> Self {
         CommandError::NotAnInteger(shown(arg))
     }
-
-    /// The Redis error text, code first.
-    pub fn text(&self) -> String {
-        match self {
-            CommandError::WrongArity => "ERR wrong number of arguments".into(),
-            CommandError::Syntax => "ERR syntax error".into(),
-            CommandError::NotAnInteger(given) => {
-                format!("ERR value is not an integer or out of range: {given}")
-            }
-            CommandError::Range {
-                name,
-                given,
-                min,
-                max,
-                when,
-            } => format!("ERR {name} {given} must be between {min} and {max}{when}"),
-            CommandError::OutOfRange(what) => format!("ERR {what}"),
-            CommandError::WrongType => {
-                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
-            }
-            CommandError::NoPermission => {
-                "NOPERM this user has no permissions to access one of the keys used as arguments"
-                    .into()
-            }
-            CommandError::StateFile(why) => format!(
-                "ERR {why}: IDs are durably reserved only up to the last write, and that is spent; \
-                 refusing rather than risk repeating IDs after a restart"
-            ),
-            CommandError::WitnessFile(why) => format!(
-                "ERR {why}: these values were not handed out (the counter skips them); refusing \
-                 rather than risk repeating them after a restart"
-            ),
-            CommandError::LeaseWitnessFile(why) => format!(
-                "ERR {why}: not acknowledged, as a restart could forget it; do not issue IDs \
-                 under it (a grant holds its worker ID until its TTL ends)"
-            ),
-            CommandError::BadCounter => {
-                "ERR counter key holds a value that is not a non-negative integer".into()
-            }
-            CommandError::Replica => "ERR SNOWFLAKE.NEXT is refused on a replica: it would repeat \
-                 its primary's IDs; send it to the primary"
-                .into(),
-            CommandError::ReplicaRandom(command) => format!(
-                "ERR {command} is refused on a replica: its IDs would not be ordered with its \
-                 primary's; send it to the primary, or set idgen.random-ids-on-replica yes"
-            ),
-            CommandError::WorkerClaim(why) => format!("ERR {why}"),
-            CommandError::NotReady => "ERR idgen module is not initialised".into(),
-            CommandError::Busy => "ERR idgen was called from inside one of its own commands \
-                                   (another module's RM_Call from a keyspace event): call it \
-                                   outside that command"
-                .into(),
-            CommandError::MissingApi(name) => format!("ERR this Redis lacks {name}"),
-            CommandError::Generate(e) => format!("ERR {e}"),
-            CommandError::Value(e) => format!("ERR {e}"),
-            CommandError::Key(e) => format!("ERR {e}"),
-            CommandError::Lease(e) => format!("ERR {e}"),
-            CommandError::Sqid(e) => format!("ERR {e}"),
-            CommandError::Time(e) => format!("ERR {e}"),
-            CommandError::Seal(e) => format!("ERR {e}"),
-            CommandError::NoSealKey => "ERR no sealing key: set idgen.seal-key-file to a file \
-                 whose first line is 64 hex digits (openssl rand -hex 32)"
-                .into(),
-        }
-    }
 }
 
 /// A value as it may appear in a message: quoted, escaped, and cut short.
@@ -191,48 +173,6 @@ pub fn shown(raw: &[u8]) -> String {
     let cut = &raw[..raw.len().min(MAX)];
     let more = if raw.len() > MAX { "..." } else { "" };
     format!("'{}{more}'", cut.escape_ascii())
-}
-
-impl From<GenerateError> for CommandError {
-    fn from(e: GenerateError) -> Self {
-        CommandError::Generate(e)
-    }
-}
-
-impl From<ValueError> for CommandError {
-    fn from(e: ValueError) -> Self {
-        CommandError::Value(e)
-    }
-}
-
-impl From<KeyError> for CommandError {
-    fn from(e: KeyError) -> Self {
-        CommandError::Key(e)
-    }
-}
-
-impl From<LeaseError> for CommandError {
-    fn from(e: LeaseError) -> Self {
-        CommandError::Lease(e)
-    }
-}
-
-impl From<SealError> for CommandError {
-    fn from(e: SealError) -> Self {
-        CommandError::Seal(e)
-    }
-}
-
-impl From<TimeError> for CommandError {
-    fn from(e: TimeError) -> Self {
-        CommandError::Time(e)
-    }
-}
-
-impl From<SqidError> for CommandError {
-    fn from(e: SqidError) -> Self {
-        CommandError::Sqid(e)
-    }
 }
 
 #[cfg(test)]
@@ -289,7 +229,7 @@ mod tests {
             ),
         ];
         for (error, start) in cases {
-            let text = error.text();
+            let text = error.to_string();
             assert!(text.starts_with(start), "{error:?}: {text}");
             assert!(!text.contains('\n') && !text.contains('\r'), "{text}");
         }
@@ -299,19 +239,19 @@ mod tests {
     fn core_errors_convert_without_losing_their_text() {
         let lease = LeaseError::Exhausted(4);
         assert_eq!(
-            CommandError::from(lease.clone()).text(),
+            CommandError::from(lease.clone()).to_string(),
             format!("ERR {lease}")
         );
         let value = ValueError::DigitsOutOfRange(0);
         assert_eq!(
-            CommandError::from(value.clone()).text(),
+            CommandError::from(value.clone()).to_string(),
             format!("ERR {value}")
         );
     }
 
     #[test]
     fn an_argument_that_is_not_text_is_shown_escaped() {
-        let text = CommandError::not_an_integer("\u{ff11}".as_bytes()).text();
+        let text = CommandError::not_an_integer("\u{ff11}".as_bytes()).to_string();
         assert_eq!(
             text,
             "ERR value is not an integer or out of range: '\\xef\\xbc\\x91'"

@@ -126,12 +126,12 @@ mod tests {
         assert!(e.check(Keys::Counters, false).is_ok() && e.check(Keys::Namespaces, false).is_ok());
         let mut e = under("volatile-lru");
         assert_eq!(e.at_risk(), "dateseq");
-        let err = e.check(Keys::Counters, false).unwrap_err().text();
+        let err = e.check(Keys::Counters, false).unwrap_err().to_string();
         assert!(err.starts_with("ERR maxmemory-policy is volatile-lru, which can evict DATESEQ"));
         assert!(e.check(Keys::Namespaces, false).is_ok());
         let mut e = under("allkeys-lfu");
         assert_eq!(e.at_risk(), "dateseq,workerid");
-        let err = e.check(Keys::Namespaces, false).unwrap_err().text();
+        let err = e.check(Keys::Namespaces, false).unwrap_err().to_string();
         assert!(err.contains("idgen.accept-eviction yes"), "{err}");
         assert!(e.check(Keys::Counters, true).is_ok() && e.check(Keys::Namespaces, true).is_ok());
         assert_eq!(e.refused, 1, "only refusals count");

@@ -168,7 +168,10 @@ mod tests {
     #[test]
     fn sqids_cap_the_count_and_quote_it() {
         assert!(Form::Sqid.check_count(MAX_SQIDS).is_ok());
-        let err = Form::Sqid.check_count(MAX_SQIDS + 1).unwrap_err().text();
+        let err = Form::Sqid
+            .check_count(MAX_SQIDS + 1)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "ERR COUNT 1001 must be between 1 and 1000 with SQIDS");
         assert!(Form::Integer.check_count(MAX_SQIDS + 1).is_ok());
         assert!(Form::Decimal.check_count(u64::MAX).is_ok());

@@ -190,7 +190,9 @@ mod tests {
             "01a209df-4889-71b1-a99e-19803b3ccc7g",
             "",
         ] {
-            let err = parse(other.as_bytes(), Form128::Uuid7).unwrap_err().text();
+            let err = parse(other.as_bytes(), Form128::Uuid7)
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.starts_with(&format!("ERR '{other}' is not a UUID")),
                 "{err}"
@@ -203,7 +205,7 @@ mod tests {
         assert!(parse(b"7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Form128::Ulid).is_ok());
         let err = parse(b"8ZZZZZZZZZZZZZZZZZZZZZZZZZ", Form128::Ulid)
             .unwrap_err()
-            .text();
+            .to_string();
         assert!(err.contains("above 7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), "{err}");
     }
 
@@ -218,7 +220,7 @@ mod tests {
             b"01M84XYJ4K2RFPQ8AGH8TH5EX",
             b"\xe9",
         ] {
-            let err = parse(other, Form128::Ulid).unwrap_err().text();
+            let err = parse(other, Form128::Ulid).unwrap_err().to_string();
             assert!(err.contains("is not a ULID"), "{err}");
         }
     }

@@ -24,6 +24,7 @@ use std::collections::HashMap;
 pub use crate::lines::Foreign;
 
 use super::witness::GRACE_MS;
+use crate::lines::number;
 
 /// One counter's reservation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,9 +49,6 @@ impl Entry {
     /// One line of the file (without its newline).
     fn parse(line: &[u8]) -> Option<Entry> {
         let mut words = line.split(|&b| b == b' ');
-        fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
-            std::str::from_utf8(word?).ok()?.parse().ok()
-        }
         let ends_ms: i64 = number(words.next())?;
         let reserved: u64 = number(words.next())?;
         let word = words.next().filter(|w| !w.is_empty())?;

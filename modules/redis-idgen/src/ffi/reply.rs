@@ -89,7 +89,7 @@ impl Ctx {
             CommandError::WrongArity => {
                 self.safe().reply(Err(RedisError::WrongArity));
             }
-            error => self.reply_error_text(&error.text()),
+            error => self.reply_error_text(&error.to_string()),
         }
     }
 }

@@ -33,3 +33,6 @@ pub enum ClientError {
     #[error("no tickets within {wait:?}: {why}")]
     NoBlock { wait: Duration, why: String },
 }
+
+/// A client call's result.
+pub type Result<T> = std::result::Result<T, ClientError>;

@@ -11,7 +11,7 @@ use testcontainers::bollard::models::{HostConfig, PortBinding};
 pub use testcontainers::core::Mount;
 use testcontainers::core::{ContainerPort, IntoContainerPort, WaitFor};
 pub use testcontainers::runners::SyncRunner;
-pub use testcontainers::{Container, ContainerRequest, GenericImage, ImageExt};
+pub use testcontainers::{ContainerRequest, GenericImage, ImageExt};
 
 /// Set to 1 to skip the container tests on purpose.
 pub const SKIP_VAR: &str = "IDGEN_SKIP_DOCKER";
@@ -58,7 +58,7 @@ fn engine_answers() -> Result<(), String> {
 /// Builds the images from the release artifacts `make test` has built, so the containers run
 /// this tree's code; layers are cached, so a rebuild of unchanged artifacts is quick.
 fn build_images() -> Result<(), String> {
-    let script = crate::workspace_root().join("docker/build-images.sh");
+    let script = idgen_tests::workspace_root().join("docker/build-images.sh");
     let output = Command::new(&script)
         .arg("--skip-build")
         .output()
@@ -145,7 +145,7 @@ impl Compose {
         let mut ports: Vec<(&'static str, u16)> = Vec::new();
         for var in port_vars {
             let port = loop {
-                let port = crate::free_port();
+                let port = idgen_tests::free_port();
                 if ports.iter().all(|(_, p)| *p != port) {
                     break port;
                 }
@@ -175,7 +175,7 @@ impl Compose {
     /// Runs `docker compose` (the plugin where installed, else `docker-compose`) with `args`;
     /// panics with its output on failure.
     pub fn run(&self, args: &[&str]) -> String {
-        let file = crate::workspace_root().join("docker/compose.yml");
+        let file = idgen_tests::workspace_root().join("docker/compose.yml");
         let plugin = Command::new("docker")
             .args(["compose", "version"])
             .output()

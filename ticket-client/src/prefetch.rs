@@ -18,10 +18,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::sizing::Sizing;
-use super::{ClientError, Result};
-
-use super::{Range, RoundRobin};
+use crate::error::{ClientError, Result};
+use crate::round_robin::{Range, RoundRobin};
+use crate::sizing::Sizing;
 
 /// Tickets a [`Handle`] takes from the shared blocks at a time.
 pub const CHUNK: u64 = 4096;

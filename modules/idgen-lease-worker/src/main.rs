@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use idgen_client::metrics::LeaseMetrics;
+use idgen_client::metrics;
 use idgen_client::{LeaseOptions, LeasedGenerator};
 
 #[derive(Parser)]
@@ -43,7 +43,6 @@ struct Args {
 /// Serves the lease's metrics on `addr` from a thread of its own, for as long as the process runs.
 fn serve_metrics(addr: SocketAddr, ids: Arc<LeasedGenerator>) -> std::io::Result<()> {
     let server = tiny_http::Server::http(addr).map_err(std::io::Error::other)?;
-    let metrics = LeaseMetrics::new();
     let content_type = tiny_http::Header::from_bytes(
         "Content-Type",
         "application/openmetrics-text; version=1.0.0; charset=utf-8",
@@ -51,7 +50,7 @@ fn serve_metrics(addr: SocketAddr, ids: Arc<LeasedGenerator>) -> std::io::Result
     .map_err(|()| std::io::Error::other("bad header"))?;
     std::thread::spawn(move || {
         for request in server.incoming_requests() {
-            let text = metrics.render(&ids.stats());
+            let text = metrics::render(&ids.stats());
             let response = tiny_http::Response::from_string(text).with_header(content_type.clone());
             let _ = request.respond(response);
         }

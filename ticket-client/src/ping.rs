@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{ClientError, Result};
+use crate::error::{ClientError, Result};
 
 /// How long a health check waits for the connection and the reply.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(2);

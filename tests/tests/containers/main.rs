@@ -9,13 +9,15 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use idgen_core::dateseq::Calendar;
-use idgen_tests::containers::{
+mod docker;
+
+use docker::{
     docker, docker_ready, redis_image, ticket_image, unique_name, Compose, ImageExt, Mount,
     SyncRunner, REDIS_PORT,
 };
+use idgen_core::dateseq::Calendar;
 use idgen_tests::{cmd, data_dir, error_of, free_port, now_ms, wait_for};
-use ticket_server::client::RoundRobin;
+use ticket_client::RoundRobin;
 
 fn connect(port: u16) -> redis::Connection {
     redis::Client::open(format!("redis://127.0.0.1:{port}/"))

@@ -4,21 +4,13 @@
 //! fails only when every server has failed it. Tickets from different servers never collide
 //! (each has its own offset), so any server's answer is as good as another's.
 
-mod error;
-pub mod ping;
-pub mod prefetch;
-pub mod prefetch_metrics;
-pub mod sizing;
-
-pub use error::ClientError;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A client call's result.
-pub type Result<T> = std::result::Result<T, ClientError>;
 use redis::aio::MultiplexedConnection;
+
+use crate::error::{ClientError, Result};
 
 /// How long a failed server is skipped before it is tried again.
 pub const RETRY_AFTER: Duration = Duration::from_millis(500);

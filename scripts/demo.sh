@@ -90,5 +90,42 @@ printf '\n$ redis-cli -p %s TICKET.NEXT COUNT 3   # even\n' "$EVEN"
 redis-cli -p "$EVEN" TICKET.NEXT COUNT 3
 printf '\n$ ticket-server next --servers 127.0.0.1:%s,127.0.0.1:%s --count 6\n' "$ODD" "$EVEN"
 "$ROOT/target/release/ticket-server" next --servers "127.0.0.1:$ODD,127.0.0.1:$EVEN" --count 6
+
+echo
+echo "== A first comparison: each way of making IDs beside INCR, with redis-benchmark"
+# The full comparison (MariaDB, PostgreSQL, other Snowflake libraries, in-process generators,
+# instructions under callgrind, Python) builds a harness of some 300 crates: make bench.
+rps() {  # rps PORT PIPELINE REQUESTS COMMAND...: requests per second, 16 connections
+  local port=$1 p=$2 n=$3
+  shift 3
+  redis-benchmark -p "$port" -c 16 -P "$p" -n "$n" -q "$@" 2>/dev/null \
+    | tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -1
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+TABLE="$ROOT/target/compare/first.md"
+mkdir -p "$(dirname "$TABLE")"
+{
+  echo "| command | server | unpipelined, req/s | x INCR | 16 in flight, req/s | x INCR |"
+  echo "|---|---|---:|---:|---:|---:|"
+  row() {  # row LABEL SERVER PORT COMMAND...: the command's rates, INCR's measured just before
+    local label=$1 server=$2 port=$3 incr1 incr16 r1 r16
+    shift 3
+    incr1=$(rps "$PORT" 1 100000 INCR demo:incr)
+    incr16=$(rps "$PORT" 16 400000 INCR demo:incr)
+    r1=$(rps "$port" 1 100000 "$@")
+    r16=$(rps "$port" 16 400000 "$@")
+    printf '| `%s` | %s | %.0f | %s | %.0f | %s |\n' "$label" "$server" "$r1" "$(ratio "$r1" "$incr1")" \
+      "$r16" "$(ratio "$r16" "$incr16")"
+  }
+  row INCR "redis-server" "$PORT" INCR demo:incr
+  row SNOWFLAKE.NEXT "redis-server + module" "$PORT" SNOWFLAKE.NEXT
+  row "DATESEQ.NEXT order" "redis-server + module" "$PORT" DATESEQ.NEXT order
+  row UUID7.NEXT "redis-server + module" "$PORT" UUID7.NEXT
+  row TICKET.NEXT "ticket-server (odd)" "$ODD" TICKET.NEXT
+} >"$TABLE"
+cat "$TABLE"
+echo "(16 connections, this machine, one run: INCR measured on the module's server just before each"
+echo " row; written to ${TABLE#"$ROOT"/}. make bench runs the full comparison: target/compare/report.md)"
+
 echo
 echo "demo done; every server is stopped."

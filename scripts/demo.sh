@@ -112,8 +112,9 @@ mkdir -p "$(dirname "$TABLE")"
     shift 3
     incr1=$(rps "$PORT" 1 100000 INCR demo:incr)
     incr16=$(rps "$PORT" 16 400000 INCR demo:incr)
-    r1=$(rps "$port" 1 100000 "$@")
-    r16=$(rps "$port" 16 400000 "$@")
+    # A run that fails prints no rate: shown as 0 rather than ending the demo.
+    r1=$(rps "$port" 1 100000 "$@") r16=$(rps "$port" 16 400000 "$@")
+    r1=${r1:-0} r16=${r16:-0}
     printf '| `%s` | %s | %.0f | %s | %.0f | %s |\n' "$label" "$server" "$r1" "$(ratio "$r1" "$incr1")" \
       "$r16" "$(ratio "$r16" "$incr16")"
   }

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use idgen_benches::compare::approach::{Approach, Kind, Target, DATESEQ_DIGITS};
-use idgen_benches::compare::generators;
 use idgen_benches::compare::mariadb::MariaDb;
 use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
+use idgen_benches::compare::{generators, peer_crates};
 use idgen_client::{LeaseOptions, LeasedGenerator};
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{data_dir, Options, Server};
@@ -312,7 +312,7 @@ impl Setup {
             row(
                 "rs-snowflake 0.6 real_time_generate (in process)",
                 Kind::InProcess,
-                Target::InProcess(generators::rs_snowflake()),
+                Target::InProcess(peer_crates::rs_snowflake()),
                 64,
                 SNOWFLAKE_CAP,
                 no_server,
@@ -321,7 +321,7 @@ impl Setup {
             row(
                 "snowflaked 1.x (in process)",
                 Kind::InProcess,
-                Target::InProcess(generators::snowflaked()),
+                Target::InProcess(peer_crates::snowflaked()),
                 64,
                 SNOWFLAKE_CAP,
                 no_server,
@@ -330,7 +330,7 @@ impl Setup {
             row(
                 "ferroid 0.8 BasicSnowflakeGenerator (in process)",
                 Kind::InProcess,
-                Target::InProcess(generators::ferroid()),
+                Target::InProcess(peer_crates::ferroid()),
                 64,
                 SNOWFLAKE_CAP,
                 no_server,
@@ -339,7 +339,7 @@ impl Setup {
             row(
                 "sonyflake 0.5 (in process)",
                 Kind::InProcess,
-                Target::InProcess(generators::sonyflake()),
+                Target::InProcess(peer_crates::sonyflake()),
                 64,
                 "256 per 10 ms per machine",
                 no_server,
@@ -411,7 +411,7 @@ impl Setup {
             row(
                 "MongoDB ObjectId (bson crate, in process)",
                 Kind::InProcess,
-                in_process(generators::object_id),
+                in_process(peer_crates::object_id),
                 96,
                 "2^24 per second per process",
                 no_server,

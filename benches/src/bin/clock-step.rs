@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use idgen_benches::compare::drive::Factory;
-use idgen_benches::compare::generators;
+use idgen_benches::compare::{generators, peer_crates};
 
 /// Step the clock back under each generator.
 #[derive(Parser)]
@@ -114,21 +114,21 @@ fn main() -> anyhow::Result<()> {
         ),
         (
             "rs-snowflake real_time_generate",
-            generators::rs_snowflake(),
+            peer_crates::rs_snowflake(),
             Some(4_096_000.0),
         ),
-        ("snowflaked", generators::snowflaked(), Some(4_096_000.0)),
+        ("snowflaked", peer_crates::snowflaked(), Some(4_096_000.0)),
         (
             "ferroid BasicSnowflakeGenerator",
-            generators::ferroid(),
+            peer_crates::ferroid(),
             Some(4_096_000.0),
         ),
-        ("sonyflake", generators::sonyflake(), Some(25_600.0)),
+        ("sonyflake", peer_crates::sonyflake(), Some(25_600.0)),
         ("UUID v7", generators::stateless(generators::uuid_v7), None),
         ("ULID", generators::stateless(generators::ulid), None),
         (
             "ObjectId",
-            generators::stateless(generators::object_id),
+            generators::stateless(peer_crates::object_id),
             None,
         ),
         ("Simpleflake", generators::simpleflake(), None),

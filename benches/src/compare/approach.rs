@@ -9,8 +9,10 @@ use redis::Value;
 use ticket_client::RoundRobin;
 
 use super::drive::{self, Factory};
+#[cfg(feature = "comparison")]
 use super::mariadb::FlickrClient;
 use super::peers::ReplyShape;
+#[cfg(feature = "comparison")]
 use super::postgres;
 use super::{properties, Budget, Measurement};
 
@@ -29,8 +31,10 @@ pub enum Target {
     RoundRobin(Arc<RoundRobin>),
     /// A generator called in this process.
     InProcess(Factory),
+    #[cfg(feature = "comparison")]
     /// Flickr's MariaDB ticket servers, used in turn by each client.
     Flickr(Vec<String>),
+    #[cfg(feature = "comparison")]
     /// Instagram's `next_id()` on PostgreSQL (its connection string); pipelined requests are
     /// concurrent queries on one connection, which tokio-postgres pipelines.
     Postgres(String),
@@ -43,7 +47,9 @@ impl Target {
     /// pipelining and in-process calls have nothing to pipeline.
     pub fn pipelines(&self) -> &'static [usize] {
         match self {
-            Target::InProcess(_) | Target::Flickr(_) => &[1],
+            Target::InProcess(_) => &[1],
+            #[cfg(feature = "comparison")]
+            Target::Flickr(_) => &[1],
             _ => &super::PIPELINES,
         }
     }
@@ -189,6 +195,7 @@ pub fn measure(
             );
             runtime.block_on(run).map(with_repeats)
         }
+        #[cfg(feature = "comparison")]
         Target::Flickr(urls) => {
             let urls = urls.clone();
             let run = drive::run(
@@ -215,6 +222,7 @@ pub fn measure(
             let (ids, repeated) = narrowed(ids, approach.bits > 64);
             Ok((m, ids, repeated))
         }
+        #[cfg(feature = "comparison")]
         Target::Postgres(url) => {
             let url = url.clone();
             let run = drive::run(

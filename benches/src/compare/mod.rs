@@ -5,9 +5,13 @@ pub mod approach;
 pub mod drive;
 pub mod generators;
 pub mod instructions;
+#[cfg(feature = "comparison")]
 pub mod mariadb;
+#[cfg(feature = "comparison")]
+pub mod peer_crates;
 pub mod peers;
 pub mod plot;
+#[cfg(feature = "comparison")]
 pub mod postgres;
 pub mod properties;
 pub mod python;

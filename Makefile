@@ -1,11 +1,12 @@
 # make demo: build, run the module and the ticket pair end to end, and a first comparison table
 # (redis-benchmark: each command beside INCR). Under 6 minutes from a fresh clone on 2 cores.
 # make test: every test.  make bench: the full comparison and the INCR benchmarks.
-# make wheel: the idgen Python package (target/wheels), built by maturin.
+# make wheel: the Python package (idgen-redis, imported as idgen; target/wheels), by maturin.
+# make dist: every artifact of a release, with SHA256SUMS, in target/dist.
 # Both install what is missing first (scripts/deps.sh). make test runs the module's suites on
-# redis-server, then on valkey-server when it is installed (IDGEN_SERVER picks the server).
+# Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1 (IDGEN_SERVER picks the server).
 
-.PHONY: all deps build demo test test-build lint bench wheel clean
+.PHONY: all deps build demo test test-build lint bench wheel dist clean
 all: build
 
 deps:
@@ -21,16 +22,6 @@ demo: build
 # IDGEN_SKIP_DOCKER=1 skips the container tests on purpose; said before and after the run.
 SKIP_NOTE = if [ "$${IDGEN_SKIP_DOCKER:-0}" != 0 ]; then echo "*** IDGEN_SKIP_DOCKER=$$IDGEN_SKIP_DOCKER: the container tests are SKIPPED ***"; fi
 
-# The module's suites (every test file but those of the ticket server, the
-# operations tools and the docs' shell examples, which name redis-server), run a second time on
-# Valkey when valkey-server is installed. --workspace resolves features as the first run did, so
-# the rerun builds nothing (with -p idgen-tests it rebuilt 61 crates and relinked every suite:
-# 6 GB more of target/, minutes more of CI). The container suite is a directory
-# (tests/tests/containers/), so the list never holds it.
-MODULE_SUITES = $(filter-out ticket_% ops_% python_clients docs_shell,\
-	$(basename $(notdir $(wildcard tests/tests/*.rs))))
-VALKEY_NOTE = echo "*** valkey-server is not installed: the module's suites ran on Redis only ***"
-
 # The benches' comparison feature (other projects' crates: database drivers, Snowflake crates)
 # is left out: no test uses it, and it was ~70 crates more to compile.
 TEST_FLAGS = --workspace --no-default-features
@@ -39,18 +30,14 @@ TEST_FLAGS = --workspace --no-default-features
 test-build: build
 	cargo test $(TEST_FLAGS) --no-run
 
+# Every suite on Redis 7.0, the Python tests, the module's suites on Valkey 8.0, Redis 8.0 and
+# Valkey 8.1, and the crates' packaging: scripts/test.sh says how.
 test: test-build
 	@scripts/venv.sh
 	@scripts/deps.sh --optional valkey-server
 	@$(SKIP_NOTE)
-	cargo test $(TEST_FLAGS)
-	scripts/python-tests.sh
-	@if command -v valkey-server >/dev/null; then \
-	  echo "the module's suites again, on $$(valkey-server --version | cut -d' ' -f1-3)"; \
-	  IDGEN_SERVER=valkey-server cargo test $(TEST_FLAGS) $(addprefix --test ,$(MODULE_SUITES)); \
-	else $(VALKEY_NOTE); fi
+	TEST_FLAGS="$(TEST_FLAGS)" scripts/test.sh
 	@$(SKIP_NOTE)
-	@command -v valkey-server >/dev/null || $(VALKEY_NOTE)
 
 lint: deps
 	cargo fmt --all -- --check
@@ -70,6 +57,11 @@ bench: build
 
 wheel: deps
 	scripts/wheel.sh
+
+# A release in target/dist/: the module, the binaries, the wheel and sdist, the crates, the
+# images and SHA256SUMS (scripts/dist.sh).
+dist: build
+	scripts/dist.sh
 
 clean:
 	cargo clean

@@ -11,6 +11,8 @@
 # valkey-server (the module's tests run on Valkey too) and carries on without it: the reports
 # and `make test` then say what is missing.
 set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # Debian 12 has valkey-server only in bookworm-backports: add that suite, from the same mirror
 # as the system's own sources, when no candidate is known (Debian 13 has it in main).
@@ -19,8 +21,7 @@ enable_backports_for() {
   local codename uri
   codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
   [ -n "$codename" ] || return 0
-  uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-  [ -n "$uri" ] || uri=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  uri=$(debian_mirror)
   [ -n "$uri" ] || return 0
   printf 'Types: deb\nURIs: %s\nSuites: %s-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
     "$uri" "$codename" >"/etc/apt/sources.list.d/$codename-backports.sources"
@@ -64,6 +65,8 @@ command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptable
 # The operations tests read metrics with curl, scrape them with prometheus, check the alert
 # rules with promtool (in Debian's prometheus) and map INFO idgen with redis_exporter.
 command -v curl >/dev/null || missing+=(curl)
+# The clock-step tests give a copy of the module the clock shim as a needed library (patchelf).
+command -v patchelf >/dev/null || missing+=(patchelf)
 # The TLS tests make their certificates with openssl.
 command -v openssl >/dev/null || missing+=(openssl)
 command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
@@ -72,6 +75,10 @@ command -v prometheus-redis-exporter >/dev/null || missing+=(prometheus-redis-ex
 # ip and ss (iproute2) for its loopback and to see its servers listen.
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v ip >/dev/null && command -v ss >/dev/null || missing+=(iproute2)
+# The module's suites run on Redis 8.0 and Valkey 8.1 too, built from Debian 13's source
+# packages (scripts/debian-server.sh): make, and OpenSSL's headers for their TLS.
+command -v make >/dev/null || missing+=(make)
+[ -f /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
 # bindgen loads libclang.so itself; libclang-cpp (installed with other LLVM tools) is not it.
 compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
 # The container tests drive the docker CLI and compose; IDGEN_SKIP_DOCKER=1 skips them.

@@ -35,3 +35,17 @@ stop_redis() {
   redis-cli -p "$2" shutdown nosave >/dev/null 2>&1 || true
   [ -f "$1/redis.pid" ] && kill "$(cat "$1/redis.pid")" 2>/dev/null || true
 }
+
+# The Debian mirror this system's own apt sources use (deb822 or one-line form), or nothing:
+# the project's downloads from Debian come from where the system already gets its packages.
+debian_mirror() {
+  local uri
+  uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  echo "$uri"
+}
+
+# Where builds and roots made outside the checkout are kept (IDGEN_CACHE, else ~/.cache/idgen).
+idgen_cache() {
+  echo "${IDGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/idgen}"
+}

@@ -1,10 +1,17 @@
 //! Moving a server's wall clock: `tests/clockshift/clockshift.c`, an LD_PRELOAD shim compiled
 //! here, adds an offset read from a file to the server's CLOCK_REALTIME, gettimeofday and time.
+//!
+//! A server that loads modules with `RTLD_DEEPBIND` (Valkey 8.1) has the module find libc's
+//! clock before a preloaded one, so the module it loads is a copy of the release build that
+//! names the shim as its first needed library (patchelf): found first in either server.
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
+
+use crate::server::Options;
 
 /// A clock offset that servers started with [`ClockShift::env`] follow, changed at any time.
 pub struct ClockShift {
@@ -30,6 +37,13 @@ impl ClockShift {
             .expect("write offset");
     }
 
+    /// `options` for a server whose module follows this offset too (see the module's doc).
+    pub fn options(&self, mut options: Options) -> Options {
+        options.env.extend(self.env());
+        options.module = Some(shifted_module().to_path_buf());
+        options
+    }
+
     /// The environment that makes a process follow this offset.
     pub fn env(&self) -> Vec<(String, String)> {
         vec![
@@ -37,6 +51,29 @@ impl ClockShift {
             ("CLOCKSHIFT_FILE".into(), self.file.display().to_string()),
         ]
     }
+}
+
+/// The release build of the module, copied once per test process with the shim as its first
+/// needed library.
+fn shifted_module() -> &'static Path {
+    static MODULE: OnceLock<PathBuf> = OnceLock::new();
+    MODULE.get_or_init(|| {
+        let copy =
+            std::env::temp_dir().join(format!("idgen-module-clockshift-{}.so", std::process::id()));
+        std::fs::copy(crate::module_path(), &copy).expect("copy the module");
+        let out = Command::new("patchelf")
+            .arg("--add-needed")
+            .arg(shim())
+            .arg(&copy)
+            .output()
+            .expect("patchelf (Debian's patchelf; scripts/deps.sh installs it)");
+        assert!(
+            out.status.success(),
+            "patchelf --add-needed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        copy
+    })
 }
 
 /// The compiled shim, built once per test process from this checkout's source.

@@ -21,14 +21,7 @@ pub fn decode(con: &mut redis::Connection, id: i64) -> Decoded {
     let reply: redis::Value = cmd(&["SNOWFLAKE.DECODE", &id.to_string()])
         .query(con)
         .unwrap_or_else(|e| panic!("SNOWFLAKE.DECODE {id}: {e}"));
-    let pairs: Vec<(redis::Value, redis::Value)> = match reply {
-        redis::Value::Map(pairs) => pairs,
-        redis::Value::Array(flat) => flat
-            .chunks(2)
-            .map(|p| (p[0].clone(), p[1].clone()))
-            .collect(),
-        other => panic!("SNOWFLAKE.DECODE {id} replied {other:?}"),
-    };
+    let pairs = pairs(&reply).unwrap_or_else(|| panic!("SNOWFLAKE.DECODE {id} replied {reply:?}"));
     let mut d = Decoded::default();
     for (name, value) in pairs {
         let name: String = redis::from_redis_value(name).expect("a field name");
@@ -84,6 +77,43 @@ pub fn when_caught_up<T: redis::FromRedisValue>(
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+/// A reply of named fields as pairs: RESP3's map, or RESP2's flat array of name, value, ...
+pub fn pairs(reply: &redis::Value) -> Option<Vec<(redis::Value, redis::Value)>> {
+    match reply {
+        redis::Value::Map(pairs) => Some(pairs.clone()),
+        redis::Value::Array(flat) if flat.len() % 2 == 0 => Some(
+            flat.chunks(2)
+                .map(|p| (p[0].clone(), p[1].clone()))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// `MODULE LIST` on `con`: each module's name and `ver` (Redis 8 lists its built-in modules
+/// too, when built with them).
+pub fn modules_listed(con: &mut redis::Connection) -> Vec<(String, i64)> {
+    let modules: Vec<redis::Value> = cmd(&["MODULE", "LIST"]).query(con).expect("MODULE LIST");
+    modules
+        .iter()
+        .map(|module| {
+            let fields = pairs(module).unwrap_or_else(|| panic!("MODULE LIST: {module:?}"));
+            let field = |key: &str| {
+                let found = fields.iter().find(|(k, _)| {
+                    redis::from_redis_value_ref::<String>(k).is_ok_and(|k| k == key)
+                });
+                found.map(|(_, v)| v.clone())
+            };
+            let name = field("name").and_then(|v| redis::from_redis_value(v).ok());
+            let version = field("ver").and_then(|v| redis::from_redis_value(v).ok());
+            match (name, version) {
+                (Some(name), Some(version)) => (name, version),
+                _ => panic!("MODULE LIST: a module without a name or ver: {module:?}"),
+            }
+        })
+        .collect()
 }
 
 /// Builds a command from words.

@@ -32,6 +32,9 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// A plain redis-server, without the module.
     pub no_module: bool,
+    /// This build of the module instead of the release build (one that follows a
+    /// [`crate::clock::ClockShift`]).
+    pub module: Option<PathBuf>,
     /// Extra environment, e.g. [`clock::ClockShift::env`].
     pub env: Vec<(String, String)>,
     /// Listen on this port (e.g. a restart where clients expect it) instead of a free one.
@@ -80,7 +83,8 @@ impl Server {
 
     /// Starts a server; on failure returns its log (e.g. why the module refused to load).
     pub fn try_start(options: Options) -> Result<Server, String> {
-        let module = (!options.no_module).then(module_path);
+        let module =
+            (!options.no_module).then(|| options.module.clone().unwrap_or_else(module_path));
         let keep_dir = options.dir.is_some();
         let dir = options.dir.clone().unwrap_or_else(scratch_dir);
         std::fs::create_dir_all(&dir).expect("create server dir");

@@ -34,10 +34,7 @@ fn time_ms(con: &mut redis::Connection, id: i64) -> i64 {
 fn a_forward_clock_step_is_never_refused() {
     let dir = data_dir("forward");
     let clock = ClockShift::new(&dir);
-    let server = Server::start_with(Options {
-        env: clock.env(),
-        ..Options::module(&["worker-id", "1"])
-    });
+    let server = Server::start_with(clock.options(Options::module(&["worker-id", "1"])));
     let mut con = server.connection();
     let mut last = 0;
     for step in 1..=5 {

@@ -30,10 +30,12 @@ fn each_period_restarts_at_its_first_ms_in_a_zone_east_of_utc() {
     // 20 s before the month ends: time enough for the server to start on a busy machine.
     let start = SHANGHAI_DECEMBER - 20_000;
     move_to(&clock, start);
-    let server = Server::start_with(Options {
-        env: clock.env(),
-        ..Options::module(&["dateseq-timezone", "Asia/Shanghai", "dateseq-ttl", "3600"])
-    });
+    let server = Server::start_with(clock.options(Options::module(&[
+        "dateseq-timezone",
+        "Asia/Shanghai",
+        "dateseq-ttl",
+        "3600",
+    ])));
     let mut con = server.connection();
     // The last seconds of November in Shanghai (still 2026-11-30 in UTC).
     assert_eq!(next(&mut con, "day"), 20261130000001);

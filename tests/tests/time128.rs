@@ -130,10 +130,7 @@ fn pythons_uuid_module_reads_version_7() {
 fn clock_steps_back_never_make_a_smaller_id() {
     let dir = data_dir("time128-clock");
     let clock = ClockShift::new(&dir);
-    let server = Server::start_with(Options {
-        env: clock.env(),
-        ..Options::default()
-    });
+    let server = Server::start_with(clock.options(Options::default()));
     let mut con = server.connection();
     for (command, parse) in FORMS {
         let mut last = 0u128;

@@ -645,6 +645,18 @@ enum Loses {
     Everything,
 }
 
+/// Waits until the AOF holds every write so far (`aof_buffer_length:0`): under
+/// `appendfsync everysec` Redis holds its writes back while a slow fsync runs (a busy disk),
+/// and a copy taken then would be older than the case means to put back.
+fn aof_written(con: &mut redis::Connection) {
+    let written = idgen_tests::wait_for(std::time::Duration::from_secs(10), || {
+        let info: String = cmd(&["INFO", "persistence"]).query(con).unwrap();
+        info.lines()
+            .any(|line| line.trim() == "aof_buffer_length:0")
+    });
+    assert!(written, "the AOF buffer was not written within 10 s");
+}
+
 /// Makes `to` a copy of the flat directory `from` (an AOF directory), replacing what was there.
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     let _ = std::fs::remove_dir_all(to);
@@ -721,6 +733,7 @@ fn dateseq_counters_rolled_back_across_a_restart_repeat_nothing() {
             run(&mut con, &["SAVE"]);
             std::fs::copy(dir.join("dump.rdb"), dir.join("older.rdb")).unwrap();
             if dir.join("appendonlydir").exists() {
+                aof_written(&mut con);
                 copy_dir(&dir.join("appendonlydir"), &dir.join("older-aof"));
             }
             for (prefix, period, form) in &counters {
@@ -876,6 +889,7 @@ fn lease_namespaces_rolled_back_across_a_restart_hand_out_no_worker_id_twice() {
             run(&mut con, &["SAVE"]);
             std::fs::copy(dir.join("dump.rdb"), dir.join("older.rdb")).unwrap();
             if dir.join("appendonlydir").exists() {
+                aof_written(&mut con);
                 copy_dir(&dir.join("appendonlydir"), &dir.join("older-aof"));
             }
             let held = told.holder("changed");

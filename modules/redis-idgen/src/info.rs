@@ -6,11 +6,15 @@ use redis_module::{InfoContext, InfoContextBuilderFieldTopLevelValue as Value, R
 
 use crate::config::Config;
 use crate::state::{Module, State};
+use crate::version;
 
 /// Writes the section. Also called for crash reports, so it never waits for the state lock:
 /// when a command holds it, only the configuration is shown.
 pub fn write(ctx: &InfoContext, module: &Module) -> RedisResult<()> {
     let mut fields = Fields(Vec::new());
+    fields
+        .field("version", version::SEMVER)
+        .field("git_revision", version::GIT_REVISION);
     if let Some(s) = module.enter() {
         state(&mut fields, &s);
     }

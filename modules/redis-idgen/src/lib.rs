@@ -57,6 +57,7 @@ mod seal;
 mod snowflake;
 mod state;
 mod time128;
+mod version;
 mod witness_file;
 mod workerid;
 
@@ -306,7 +307,7 @@ fn deinit(_: &Context) -> Status {
 #[cfg(not(test))]
 redis_module::redis_module! {
     name: "idgen",
-    version: 1,
+    version: version::ENCODED,
     allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
     data_types: [],
     init: init,

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every publishable crate packaged as `cargo publish` would upload it (target/package/*.crate),
+# and each built from its package alone (cargo package's verification: the workspace's other
+# crates by their versions, as the registry would serve them). In a target directory of its
+# own, so that it can run beside the tests. The test harness and the benches are not published.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target/package-check}
+# --allow-dirty: what is checked is the packaging, not whether the work is committed.
+cargo package --workspace --exclude idgen-tests --exclude idgen-benches --allow-dirty "$@"
+ls "$CARGO_TARGET_DIR"/package/*.crate

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# make test's body, once the binaries are built (make test-build; TEST_FLAGS as there):
+#  1. every suite on Redis 7.0 (Debian 12's redis-server);
+#  2. then, side by side: the Python package's tests, and the module's suites again on Valkey 8.0
+#     (valkey-server, from Debian 12's backports) and on Redis 8.0 and Valkey 8.1 (built from
+#     Debian 13's source packages by scripts/debian-server.sh, cached outside the checkout);
+#  3. from the start, beside the rest: the crates' packaging (scripts/package-crates.sh) and
+#     the builds of those servers.
+# The suites mostly wait on their servers, so side by side they take little longer than one.
+# Each job of 2 and 3 writes a log of its own under target/test-logs, shown when it ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+read -r -a flags <<<"${TEST_FLAGS:---workspace --no-default-features}"
+logs=target/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# The module's suites: every test file but the ticket server's, the operations tools', the
+# Python clients' and the docs' shell examples (those name redis-server). The container suite
+# is a directory (tests/tests/containers/), so the list never holds it.
+suites=()
+for file in tests/tests/*.rs; do
+  name=$(basename "$file" .rs)
+  case "$name" in ticket_*|ops_*|python_clients|docs_shell) ;; *) suites+=(--test "$name") ;; esac
+done
+
+scripts/package-crates.sh >"$logs/packaging.log" 2>&1 &
+packaging=$!
+scripts/debian-server.sh redis >"$logs/redis8.path" 2>"$logs/redis8-build.log" &
+redis8=$!
+scripts/debian-server.sh valkey >"$logs/valkey81.path" 2>"$logs/valkey81-build.log" &
+valkey81=$!
+
+status=0
+cargo test "${flags[@]}" || status=1
+
+# The suites' test binaries, run without cargo: two cargo processes on one target directory
+# wait for each other, even only to run tests.
+mapfile -t binaries < <(cargo test "${flags[@]}" "${suites[@]}" --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]:
+        print(m["executable"])')
+
+# suites_on NAME SERVER: the module's suites on SERVER, as cargo runs them (from tests/).
+suites_on() {
+  local name=$1 server=$2 failed=0 binary
+  echo "the module's suites on $("$server" --version | cut -d' ' -f1-3) ($server)"
+  for binary in "${binaries[@]}"; do
+    (cd tests && IDGEN_SERVER=$server "$binary") || failed=1
+  done
+  return "$failed"
+}
+
+jobs=()
+scripts/python-tests.sh >"$logs/python.log" 2>&1 &
+jobs+=("python:$!")
+if command -v valkey-server >/dev/null; then
+  suites_on valkey80 valkey-server >"$logs/valkey80.log" 2>&1 &
+  jobs+=("valkey80:$!")
+else
+  echo "*** valkey-server is not installed (scripts/deps.sh --optional valkey-server): no suites on Valkey 8.0 ***"
+  status=1
+fi
+for built in redis8:$redis8 valkey81:$valkey81; do
+  name=${built%%:*}
+  if wait "${built#*:}" && [ -s "$logs/$name.path" ]; then
+    suites_on "$name" "$(cat "$logs/$name.path")" >"$logs/$name.log" 2>&1 &
+    jobs+=("$name:$!")
+  else
+    echo "*** $name could not be built:"
+    cat "$logs/$name-build.log"
+    status=1
+  fi
+done
+jobs+=("packaging:$packaging")
+
+for job in "${jobs[@]}"; do
+  name=${job%%:*}
+  if wait "${job#*:}"; then result=passed; else result=FAILED; status=1; fi
+  echo "=== $name: $result (target/test-logs/$name.log)"
+  if [ "$result" = FAILED ] || [ "$name" = python ]; then
+    cat "$logs/$name.log"
+  elif [ "$name" = packaging ]; then
+    grep '\.crate$' "$logs/$name.log"
+  else
+    awk '/^test result: ok/ {suites++; tests += $4} END {print suites " test binaries, " tests " tests passed"}' "$logs/$name.log"
+  fi
+done
+exit "$status"

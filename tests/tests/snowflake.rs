@@ -264,13 +264,17 @@ fn live_settings_apply_at_once() {
 
 #[test]
 fn count_beyond_the_clock_borrows_then_refuses_without_waiting() {
-    let server = Server::start(&["max-drift-ms", "50"]);
+    // 64 IDs per ms (6 sequence bits): any server makes them far faster than the clock allows,
+    // however busy the machine (at 4,096 a busy server once kept pace with the clock).
+    const PER_MS: usize = 64;
+    let layout = "time:41,datacenter:5,worker:11,sequence:6,tick-ms:1";
+    let server = Server::start(&["max-drift-ms", "50", "layout", layout]);
     let mut con = server.connection();
-    // 40 calls of 25 ms of capacity each, sent at once: far faster than the clock allows.
+    // 40 calls of 25 ms of capacity each, sent at once.
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for _ in 0..40 {
-        pipe.cmd("SNOWFLAKE.NEXT").arg("COUNT").arg(100_000);
+        pipe.cmd("SNOWFLAKE.NEXT").arg("COUNT").arg(25 * PER_MS);
     }
     let started = std::time::Instant::now();
     let replies: Vec<Value> = pipe.query(&mut con).unwrap();
@@ -293,7 +297,7 @@ fn count_beyond_the_clock_borrows_then_refuses_without_waiting() {
         refused > 0,
         "{ids} IDs in {elapsed_ms} ms and nothing refused"
     );
-    let limit = (elapsed_ms + 50 + 2) * 4096;
+    let limit = (elapsed_ms + 50 + 2) * PER_MS;
     assert!(
         ids <= limit,
         "{ids} IDs in {elapsed_ms} ms exceeds the layout's capacity {limit}"

@@ -19,11 +19,12 @@ done
 
 wheel=$(scripts/wheel.sh)
 cp "$wheel" "$dist/"
-target/venv/bin/maturin sdist --quiet -m python/Cargo.toml --out "$dist" >&2
+target/venv/bin/maturin sdist -m python/Cargo.toml --out "$dist" >&2
 sdist=$(ls "$dist"/idgen_redis-*.tar.gz)
 # The sdist, built as pip would build it on a machine with only a Rust toolchain.
 rm -rf target/sdist-check
-target/venv/bin/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir target/sdist-check "$sdist"
+PATH="$PWD/target/venv/bin:$PATH" pip wheel --quiet --no-deps --no-build-isolation \
+  --wheel-dir target/sdist-check "$sdist"
 ls target/sdist-check/idgen_redis-*.whl >/dev/null
 
 scripts/package-crates.sh >/dev/null

@@ -102,6 +102,24 @@ for p in 1 64; do
   done
 done
 
+# Sealed IDs against the same command unsealed (-c 16 -P 16, alternating rounds); goal: at
+# least 0.7 of the unsealed rate. The key is a fixed one: any key costs the same.
+printf '%s\n' 2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94 >"$DIR/seal.key"
+cli config set idgen.seal-key-file "$DIR/seal.key" >/dev/null
+seal_rows=()
+for plain in SNOWFLAKE.NEXT UUID7.NEXT; do
+  ratios=()
+  for r in $(seq "$ROUNDS"); do
+    a=$(rps 16 16 1000000 "$plain")
+    b=$(rps 16 16 1000000 "$plain" SEALED)
+    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')")
+    printf '  %-40s round %d/%d: %9.0f/s  SEALED %9.0f/s  ratio %s\n' "$plain" "$r" "$ROUNDS" "$a" "$b" "${ratios[-1]}" >&2
+  done
+  m=$(printf '%s\n' "${ratios[@]}" | median)
+  met=$(awk -v m="$m" 'BEGIN {print (m >= 0.7) ? "yes" : "NO"}')
+  seal_rows+=("| \`$plain SEALED\` vs \`$plain\` | -c 16 -P 16 | **$m** | 0.7 | $met |")
+done
+
 # DATESEQ.NEXT COUNT 1000: values per second (calls/s x 1000), AOF on; goal 10,000,000/s.
 cli config set appendonly yes >/dev/null
 sleep 1
@@ -117,11 +135,11 @@ instructions() {
   mkdir -p "$dir"
   valgrind --tool=callgrind --callgrind-out-file="$dir/out.%p" redis-server --port "$port" \
     --bind 127.0.0.1 --save '' --appendonly yes --dir "$dir" --loadmodule "$MODULE" \
-    dateseq-digits 10 >"$dir/valgrind.log" 2>&1 &
+    dateseq-digits 10 seal-key-file "$DIR/seal.key" >"$dir/valgrind.log" 2>&1 &
   pid=$!
   for _ in $(seq 200); do [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
   local words
-  for words in "PING" "SNOWFLAKE.NEXT" "INCR $TODAY_KEY" "DATESEQ.NEXT bench" "SNOWFLAKE.NEXT SQIDS" "UUID7.NEXT" "ULID.NEXT"; do
+  for words in "PING" "SNOWFLAKE.NEXT" "INCR $TODAY_KEY" "DATESEQ.NEXT bench" "SNOWFLAKE.NEXT SQIDS" "UUID7.NEXT" "ULID.NEXT" "SNOWFLAKE.NEXT SEALED" "UUID7.NEXT SEALED"; do
     # shellcheck disable=SC2086
     redis-cli -p "$port" $words >/dev/null
     callgrind_control -z "$pid" >/dev/null 2>&1
@@ -134,6 +152,7 @@ instructions() {
     rm -f "$out"
     local label=${words%% *}
     [[ $words == *SQIDS ]] && label+=_SQIDS
+    [[ $words == *SEALED ]] && label+=_SEALED
     echo "$label $((ir / n))"
   done
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid"
@@ -155,6 +174,8 @@ if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; th
     "| SNOWFLAKE.NEXT SQIDS vs SNOWFLAKE.NEXT | $(per SNOWFLAKE.NEXT_SQIDS) | $(per SNOWFLAKE.NEXT) | **$sq** | - | |"
     "| UUID7.NEXT vs SNOWFLAKE.NEXT | $(per UUID7.NEXT) | $(per SNOWFLAKE.NEXT) | **$(ratio "$(per UUID7.NEXT)" "$(per SNOWFLAKE.NEXT)")** | - | |"
     "| ULID.NEXT vs SNOWFLAKE.NEXT | $(per ULID.NEXT) | $(per SNOWFLAKE.NEXT) | **$(ratio "$(per ULID.NEXT)" "$(per SNOWFLAKE.NEXT)")** | - | |"
+    "| SNOWFLAKE.NEXT SEALED vs SNOWFLAKE.NEXT | $(per SNOWFLAKE.NEXT_SEALED) | $(per SNOWFLAKE.NEXT) | **$(ratio "$(per SNOWFLAKE.NEXT_SEALED)" "$(per SNOWFLAKE.NEXT)")** | - | |"
+    "| UUID7.NEXT SEALED vs UUID7.NEXT | $(per UUID7.NEXT_SEALED) | $(per UUID7.NEXT) | **$(ratio "$(per UUID7.NEXT_SEALED)" "$(per UUID7.NEXT)")** | - | |"
   )
 else
   instruction_rows=("| (valgrind is not installed: apt-get install valgrind) | | | | | |")
@@ -203,6 +224,13 @@ lease_field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$lease"; }
   echo "| command | redis-benchmark | ratio to PING | share of SNOWFLAKE.NEXT's | met |"
   echo "|---|---|---|---|---|"
   printf '%s\n' "${ping_rows[@]}"
+  echo
+  echo "Sealed IDs against the same command unsealed on the same server (median of $ROUNDS alternating"
+  echo "rounds, AOF off):"
+  echo
+  echo "| comparison | redis-benchmark | ratio | goal (at least) | met |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${seal_rows[@]}"
   echo
   echo "Instructions per call inside redis-server (callgrind, AOF on, one client, unpipelined):"
   echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make test's body, once the binaries are built (make test-build; TEST_FLAGS as there):
 #  1. every suite on Redis 7.0 (Debian 12's redis-server);
-#  2. then, side by side: the Python package's tests, and the module's suites again on Valkey 8.0
+#  2. then, side by side: the Python package's tests, idgen-core's long tests (#[ignore]d in 1),
+#     and the module's suites again on Valkey 8.0
 #     (valkey-server, from Debian 12's backports) and on Redis 8.0 and Valkey 8.1 (built from
 #     Debian 13's source packages by scripts/debian-server.sh, cached outside the checkout);
 #  3. from the start, beside the rest: the crates' packaging (scripts/package-crates.sh) and
@@ -34,14 +35,18 @@ valkey81=$!
 status=0
 cargo test "${flags[@]}" || status=1
 
-# The suites' test binaries, run without cargo: two cargo processes on one target directory
-# wait for each other, even only to run tests.
-mapfile -t binaries < <(cargo test "${flags[@]}" "${suites[@]}" --no-run --message-format=json 2>/dev/null |
-  python3 -c 'import json, sys
+# Test binaries, run without cargo: two cargo processes on one target directory wait for each
+# other, even only to run tests. executables ARGS...: those `cargo test ARGS --no-run` builds.
+executables() {
+  cargo test "${flags[@]}" "$@" --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]:
-        print(m["executable"])')
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])'
+}
+mapfile -t binaries < <(executables "${suites[@]}" | cut -d' ' -f2)
+core_tests=$(executables --lib | awk '$1 == "idgen_core" {print $2}')
 
 # suites_on NAME SERVER: the module's suites on SERVER, as cargo runs them (from tests/).
 suites_on() {
@@ -56,6 +61,9 @@ suites_on() {
 jobs=()
 scripts/python-tests.sh >"$logs/python.log" 2>&1 &
 jobs+=("python:$!")
+# idgen-core's long tests (FF1 against the general implementation on a million inputs a width).
+(cd modules/idgen-core && "$core_tests" --ignored) >"$logs/core-long.log" 2>&1 &
+jobs+=("core-long:$!")
 if command -v valkey-server >/dev/null; then
   suites_on valkey80 valkey-server >"$logs/valkey80.log" 2>&1 &
   jobs+=("valkey80:$!")

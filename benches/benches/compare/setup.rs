@@ -373,6 +373,15 @@ impl Setup {
                 "none",
             ),
             row(
+                "UUID7.NEXT SEALED (module)",
+                Kind::Network,
+                resp(self.module.url(), &["UUID7.NEXT", "SEALED"]),
+                128,
+                "none (a random step within the ms)",
+                "as above",
+                "one sealing key for all",
+            ),
+            row(
                 "ULID.NEXT (module)",
                 Kind::Network,
                 resp(self.module.url(), &["ULID.NEXT"]),

@@ -386,15 +386,23 @@ pub fn count(
     let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
     let mut rows = Vec::new();
 
-    let load = words("dateseq-digits 10");
+    // The sealed commands' key: a fixed one, as any key costs the same.
+    let key_file = dir.join("seal.key");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(&key_file, format!("{}\n", "2b7e1516".repeat(8)))
+        .map_err(|e| format!("{}: {e}", key_file.display()))?;
+    let mut load = words("dateseq-digits 10 seal-key-file");
+    load.push(key_file.display().to_string());
     let commands: Vec<Vec<String>> = [
         "PING",
         INCR_PLAIN,
         "SNOWFLAKE.NEXT",
+        "SNOWFLAKE.NEXT SEALED",
         "SNOWFLAKE.NEXT COUNT 100",
         DATESEQ_ONE,
         "DATESEQ.NEXT counted-bulk COUNT 100",
         "UUID7.NEXT",
+        "UUID7.NEXT SEALED",
         "ULID.NEXT",
     ]
     .iter()

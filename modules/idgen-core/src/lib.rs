@@ -44,6 +44,7 @@ pub mod claims;
 pub mod clock;
 pub mod dateseq;
 pub mod durable;
+pub mod ff1_binary;
 pub mod generator;
 pub mod grants;
 pub mod layout;

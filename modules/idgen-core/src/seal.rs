@@ -2,11 +2,11 @@
 //!
 //! A Snowflake shows when it was made and how busy its node was; a ticket or date sequence shows
 //! how many came before. Sealing encrypts the ID with format-preserving encryption: NIST SP
-//! 800-38G FF1 over AES-256 (the `fpe` crate), on the ID's own domain. So a sealed ID is still
-//! a non-negative 63-bit integer (it fits a BIGINT column), each ID has exactly one sealed form,
-//! and only the key's holder can map it back. FF1 runs on the ID's 64 bits as a binary string
-//! (radix 2, 64 numerals); a result at or above 2^63 is encrypted again until it is below
-//! (cycle walking, which keeps the map one-to-one on 0..2^63; two rounds are expected).
+//! 800-38G FF1 over AES-256 ([`crate::ff1_binary`]), on the ID's own domain. So a sealed ID is
+//! still a non-negative 63-bit integer (it fits a BIGINT column), each ID has exactly one sealed
+//! form, and only the key's holder can map it back. FF1 runs on the ID's 63 bits as a binary
+//! string (radix 2, 63 numerals, the most significant first), so the domain is exactly
+//! 0..2^63 with nothing to walk.
 //!
 //! A UUIDv7 is sealed into a UUID that shows no time: its 122 bits other than the version and
 //! variant are encrypted the same way (122 numerals), and the result carries version 4, so it
@@ -19,12 +19,15 @@ use std::fmt;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use aes::Aes256;
-use fpe::ff1::{BinaryNumeralString, FlexibleNumeralString, FF1};
+
+use crate::ff1_binary::BinaryFf1;
 
 /// Length of a sealing key: AES-256.
 pub const KEY_LEN: usize = 32;
+/// Bits of an ID: the non-negative i64s.
+const ID_BITS: u32 = 63;
 /// Bits of a UUID other than its version (4) and variant (2).
-const UUID_BITS: usize = 122;
+const UUID_BITS: u32 = 122;
 const ID_TWEAK: &[u8] = b"idgen id63";
 const UUID_TWEAK: &[u8] = b"idgen uuid7";
 
@@ -38,8 +41,6 @@ pub enum SealError {
     /// A sealed UUID that is not version 4 with RFC 9562's variant, or an ID that is not a
     /// UUIDv7.
     NotThisUuid { want_version: u8 },
-    /// FF1 refused its input (it cannot for the lengths used here; never a made-up value).
-    Cipher(String),
 }
 
 impl fmt::Display for SealError {
@@ -55,7 +56,6 @@ impl fmt::Display for SealError {
             SealError::NotThisUuid { want_version } => {
                 write!(f, "not a version {want_version} UUID")
             }
-            SealError::Cipher(why) => write!(f, "FF1 refused: {why}"),
         }
     }
 }
@@ -64,7 +64,9 @@ impl std::error::Error for SealError {}
 
 /// Seals and unseals IDs under one key.
 pub struct Sealer {
-    ff1: FF1<Aes256>,
+    /// FF1 on IDs' 63 bits, and on a UUID's 122 free bits, each with its own tweak.
+    ids: BinaryFf1,
+    uuids: BinaryFf1,
     key_id: String,
 }
 
@@ -80,16 +82,15 @@ impl Sealer {
     /// # Errors
     /// [`SealError::BadKey`] for another length.
     pub fn new(key: &[u8]) -> Result<Sealer, SealError> {
-        if key.len() != KEY_LEN {
-            return Err(SealError::BadKey(format!(
+        let key: &[u8; KEY_LEN] = key.try_into().map_err(|_| {
+            SealError::BadKey(format!(
                 "is {} bytes; it must be {KEY_LEN} (AES-256)",
                 key.len()
-            )));
-        }
-        let ff1 = FF1::<Aes256>::new(key, 2)
-            .map_err(|e| SealError::BadKey(format!("was refused: {e}")))?;
+            ))
+        })?;
         Ok(Sealer {
-            ff1,
+            ids: BinaryFf1::new(key, ID_BITS, ID_TWEAK),
+            uuids: BinaryFf1::new(key, UUID_BITS, UUID_TWEAK),
             key_id: key_check_value(key),
         })
     }
@@ -143,27 +144,14 @@ impl Sealer {
         if value > i64::MAX as u64 {
             return Err(SealError::OutOfDomain(value.into()));
         }
-        let mut out = value;
-        loop {
-            let input = BinaryNumeralString::from_bytes_le(&out.to_le_bytes());
-            let output = if seal {
-                self.ff1.encrypt(ID_TWEAK, &input)
-            } else {
-                self.ff1.decrypt(ID_TWEAK, &input)
-            };
-            // 64 binary numerals are always in FF1's domain; were one refused, the error goes
-            // out, never a made-up value that another ID could share.
-            let bytes = output
-                .map_err(|e| SealError::Cipher(e.to_string()))?
-                .to_bytes_le();
-            let bytes: [u8; 8] = bytes
-                .try_into()
-                .map_err(|_| SealError::Cipher("not 64 bits back".into()))?;
-            out = u64::from_le_bytes(bytes);
-            if out <= i64::MAX as u64 {
-                return Ok(out);
-            }
-        }
+        let value = u128::from(value);
+        let out = if seal {
+            self.ids.encrypt(value)
+        } else {
+            self.ids.decrypt(value)
+        };
+        // 63 bits in, 63 bits out.
+        Ok(out as u64)
     }
 
     /// A UUIDv7 sealed into a version 4 UUID that shows no time.
@@ -190,37 +178,22 @@ impl Sealer {
         }
         // The 122 bits around the version and variant, high to low: 48 + 12 + 62.
         let bits = ((uuid >> 80) << 74) | (((uuid >> 64) & 0xfff) << 62) | (uuid & ((1 << 62) - 1));
-        let out = self.ff1_bits(bits, UUID_BITS, UUID_TWEAK, seal)?;
+        let out = if seal {
+            self.uuids.encrypt(bits)
+        } else {
+            self.uuids.decrypt(bits)
+        };
         Ok(((out >> 74) << 80)
             | (u128::from(to) << 76)
             | (((out >> 62) & 0xfff) << 64)
             | (0b10 << 62)
             | (out & ((1 << 62) - 1)))
     }
-
-    /// FF1 over the low `n` bits of `value` as `n` binary numerals, most significant first
-    /// (122 is not a whole number of bytes, so not the faster byte string).
-    fn ff1_bits(&self, value: u128, n: usize, tweak: &[u8], seal: bool) -> Result<u128, SealError> {
-        let numerals: Vec<u16> = (0..n).rev().map(|i| ((value >> i) & 1) as u16).collect();
-        let input = FlexibleNumeralString::from(numerals);
-        // Radix 2 and n >= 20 numerals are always in FF1's domain (see `permute`).
-        let output = if seal {
-            self.ff1.encrypt(tweak, &input)
-        } else {
-            self.ff1.decrypt(tweak, &input)
-        };
-        let numerals: Vec<u16> = output.map_err(|e| SealError::Cipher(e.to_string()))?.into();
-        Ok(numerals
-            .iter()
-            .fold(0u128, |acc, &bit| (acc << 1) | u128::from(bit & 1)))
-    }
 }
 
 /// The first 4 bytes of AES-256(key, 0^128), in hex.
-fn key_check_value(key: &[u8]) -> String {
-    let Ok(cipher) = Aes256::new_from_slice(key) else {
-        return String::new();
-    };
+fn key_check_value(key: &[u8; KEY_LEN]) -> String {
+    let cipher = Aes256::new(key.into());
     let mut block = aes::Block::default();
     cipher.encrypt_block(&mut block);
     block[..4].iter().map(|b| format!("{b:02x}")).collect()

@@ -1,5 +1,6 @@
 use super::*;
 use aes::{Aes128, Aes192};
+use fpe::ff1::{FlexibleNumeralString, FF1};
 
 const KEY: &str = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94";
 
@@ -166,4 +167,36 @@ fn keys_are_64_hex_digits_and_named_without_being_shown() {
         .unwrap_err()
         .to_string()
         .contains("16 bytes"));
+}
+
+/// A UUIDv7 whose 122 free bits are `bits` (high to low: 48, 12, 62 around the version and
+/// variant).
+fn v7_with(bits: u128) -> u128 {
+    ((bits >> 74) << 80)
+        | (7 << 76)
+        | (((bits >> 62) & 0xfff) << 64)
+        | (0b10 << 62)
+        | (bits & ((1 << 62) - 1))
+}
+
+#[test]
+fn the_edges_of_both_domains_seal_and_unseal_to_themselves() {
+    let s = sealer();
+    let top = i64::MAX as u64;
+    for id in [0, 1, 2, top - 2, top - 1, top] {
+        let sealed = s.seal(id).unwrap();
+        assert!(sealed <= top);
+        assert_eq!(s.unseal(sealed), Ok(id), "{id}");
+        assert_eq!(
+            s.seal(s.unseal(id).unwrap()),
+            Ok(id),
+            "{id} unsealed and back"
+        );
+    }
+    let all = (1u128 << 122) - 1;
+    for bits in [0, 1, 2, all - 2, all - 1, all, all >> 1] {
+        let v7 = v7_with(bits);
+        let sealed = s.seal_uuid7(v7).unwrap();
+        assert_eq!(s.unseal_uuid7(sealed), Ok(v7), "{bits:#x}");
+    }
 }

@@ -1,0 +1,126 @@
+//! NIST SP 800-38G FF1 over AES-256, specialised for radix 2 on strings of 20 to 128 bits held
+//! in a `u128` (the most significant numeral first): no heap, no big integers, and one AES block
+//! per round.
+//!
+//! FF1's round function is a CBC-MAC over `P || Q`. `P` depends only on the length, and `Q` is
+//! the tweak, zero padding, the round number and `B`: for strings of up to 128 bits the round
+//! number and `B` fall in `Q`'s last block, so every block before it is the same for every input
+//! of one length and tweak. Those are encrypted once, at set-up; a round then encrypts one block
+//! (and needs one, as `d`, the bytes of `R` used, is at most 12 here).
+
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use aes::{Aes256, Block};
+
+/// FF1 on `n`-bit binary strings under one key and one tweak.
+#[derive(Clone)]
+pub struct BinaryFf1 {
+    aes: Aes256,
+    /// Bits of the left half (`u` in the standard) and of the right half (`v`).
+    u: u32,
+    v: u32,
+    /// Bytes of `NUM(B)` in `Q` (`b`), and of `R` read as the round's number (`d`).
+    b: usize,
+    d: usize,
+    /// The CBC-MAC's state after every block of `P || Q` but the last.
+    chained: Block,
+    /// `Q`'s last block with the round number and `B` left zero.
+    last: Block,
+}
+
+impl BinaryFf1 {
+    /// FF1 on `n`-bit strings (20 ≤ n ≤ 128: FF1 needs 2^n ≥ 10^6) under `key` and `tweak`.
+    ///
+    /// # Panics
+    /// For an `n` outside 20..=128: the callers' lengths are constants.
+    pub fn new(key: &[u8; 32], n: u32, tweak: &[u8]) -> BinaryFf1 {
+        assert!((20..=128).contains(&n), "FF1 on {n} bits: 20 to 128 here");
+        let aes = Aes256::new(key.into());
+        let u = n / 2;
+        let v = n - u;
+        let b = v.div_ceil(8) as usize;
+        let d = 4 * b.div_ceil(4) + 4;
+        // P = [1, 2, 1] || radix (3 bytes) || 10 || u mod 256 || n (4 bytes) || t (4 bytes).
+        let mut p = [0u8; 16];
+        p[..3].copy_from_slice(&[1, 2, 1]);
+        p[3..6].copy_from_slice(&2u32.to_be_bytes()[1..]);
+        p[6] = 10;
+        p[7] = (u % 256) as u8;
+        p[8..12].copy_from_slice(&n.to_be_bytes());
+        p[12..].copy_from_slice(&(tweak.len() as u32).to_be_bytes());
+        // Q = tweak || zeros || round || NUM(B), a whole number of blocks.
+        let q_len = (tweak.len() + 1 + b).div_ceil(16) * 16;
+        let mut q = vec![0u8; q_len];
+        q[..tweak.len()].copy_from_slice(tweak);
+        let mut chained = Block::from(p);
+        aes.encrypt_block(&mut chained);
+        for block in q[..q_len - 16].chunks(16) {
+            xor(&mut chained, block);
+            aes.encrypt_block(&mut chained);
+        }
+        let mut last = Block::default();
+        last.copy_from_slice(&q[q_len - 16..]);
+        BinaryFf1 {
+            aes,
+            u,
+            v,
+            b,
+            d,
+            chained,
+            last,
+        }
+    }
+
+    /// The encryption of `x`'s low `n` bits (higher bits must be 0).
+    pub fn encrypt(&self, x: u128) -> u128 {
+        let (mut a, mut b) = (x >> self.v, x & mask(self.v));
+        for round in 0..10u8 {
+            let m = if round % 2 == 0 { self.u } else { self.v };
+            let c = a.wrapping_add(self.round(round, b)) & mask(m);
+            (a, b) = (b, c);
+        }
+        (a << self.v) | b
+    }
+
+    /// The `x` whose encryption is `y`.
+    pub fn decrypt(&self, y: u128) -> u128 {
+        let (mut a, mut b) = (y >> self.v, y & mask(self.v));
+        for round in (0..10u8).rev() {
+            let m = if round % 2 == 0 { self.u } else { self.v };
+            let c = b.wrapping_sub(self.round(round, a)) & mask(m);
+            (a, b) = (c, a);
+        }
+        (a << self.v) | b
+    }
+
+    /// `NUM(S)` of round `round` with `half` as `B`: the first `d` bytes of the CBC-MAC's
+    /// last block, as a number (only its low `m` bits are used, so it is left whole).
+    fn round(&self, round: u8, half: u128) -> u128 {
+        let mut block = self.last;
+        block[15 - self.b] = round;
+        block[16 - self.b..].copy_from_slice(&half.to_be_bytes()[16 - self.b..]);
+        xor(&mut block, &self.chained);
+        self.aes.encrypt_block(&mut block);
+        block[..self.d]
+            .iter()
+            .fold(0u128, |acc, &byte| (acc << 8) | u128::from(byte))
+    }
+}
+
+fn xor(block: &mut Block, with: &[u8]) {
+    for (a, b) in block.iter_mut().zip(with) {
+        *a ^= b;
+    }
+}
+
+/// The low `bits` bits set.
+fn mask(bits: u32) -> u128 {
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+#[cfg(test)]
+#[path = "ff1_binary_tests.rs"]
+mod tests;

@@ -21,10 +21,10 @@ pub struct BinaryFf1 {
     /// Bytes of `NUM(B)` in `Q` (`b`), and of `R` read as the round's number (`d`).
     b: usize,
     d: usize,
-    /// The CBC-MAC's state after every block of `P || Q` but the last.
-    chained: Block,
-    /// `Q`'s last block with the round number and `B` left zero.
-    last: Block,
+    /// The CBC-MAC's state after every block of `P || Q` but the last, XORed with `Q`'s last
+    /// block with the round number and `B` left zero: a round XORs those two in and encrypts.
+    /// Held as a big-endian number, so a round's block is three XORs of integers.
+    fixed: u128,
 }
 
 impl BinaryFf1 {
@@ -57,16 +57,14 @@ impl BinaryFf1 {
             xor(&mut chained, block);
             aes.encrypt_block(&mut chained);
         }
-        let mut last = Block::default();
-        last.copy_from_slice(&q[q_len - 16..]);
+        xor(&mut chained, &q[q_len - 16..]);
         BinaryFf1 {
             aes,
             u,
             v,
             b,
             d,
-            chained,
-            last,
+            fixed: u128::from_be_bytes(chained.into()),
         }
     }
 
@@ -95,14 +93,11 @@ impl BinaryFf1 {
     /// `NUM(S)` of round `round` with `half` as `B`: the first `d` bytes of the CBC-MAC's
     /// last block, as a number (only its low `m` bits are used, so it is left whole).
     fn round(&self, round: u8, half: u128) -> u128 {
-        let mut block = self.last;
-        block[15 - self.b] = round;
-        block[16 - self.b..].copy_from_slice(&half.to_be_bytes()[16 - self.b..]);
-        xor(&mut block, &self.chained);
+        // The last block ends with the round number, then `B` in `b` bytes.
+        let last = (u128::from(round) << (8 * self.b)) | half;
+        let mut block = Block::from((self.fixed ^ last).to_be_bytes());
         self.aes.encrypt_block(&mut block);
-        block[..self.d]
-            .iter()
-            .fold(0u128, |acc, &byte| (acc << 8) | u128::from(byte))
+        u128::from_be_bytes(block.into()) >> (8 * (16 - self.d))
     }
 }
 

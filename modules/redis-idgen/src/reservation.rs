@@ -269,12 +269,13 @@ fn keep_extending(shared: &Shared, path: &Path, record: &str) {
         let next = (high + MARGIN_MS).max(durable);
         match write(path, next, record) {
             Ok(()) => {
-                shared.durable_until.store(next, Ordering::Release);
+                // Cleared first: once IDs flow again, INFO no longer reports the failure.
                 if failing {
                     shared.set_failure(None);
                     log("warning", "idgen: state file writable again");
                     failing = false;
                 }
+                shared.durable_until.store(next, Ordering::Release);
             }
             Err(e) => {
                 let why = format!("cannot write {}: {e}", path.display());

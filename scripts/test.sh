@@ -22,7 +22,7 @@ mkdir -p "$logs"
 suites=()
 for file in tests/tests/*.rs; do
   name=$(basename "$file" .rs)
-  case "$name" in ticket_*|ops_*|python_clients|docs_shell) ;; *) suites+=(--test "$name") ;; esac
+  case "$name" in ticket_*|ops_*|python_clients|docs_shell) ;; *) suites+=("$name") ;; esac
 done
 
 scripts/package-crates.sh >"$logs/packaging.log" 2>&1 &
@@ -45,8 +45,14 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         print(m["target"]["name"], m["executable"])'
 }
-mapfile -t binaries < <(executables "${suites[@]}" | cut -d' ' -f2)
-core_tests=$(executables --lib | awk '$1 == "idgen_core" {print $2}')
+# One call for both: the module's suites, and idgen-core's unit tests (among the crates' --lib).
+selection=(--lib)
+for suite in "${suites[@]}"; do selection+=(--test "$suite"); done
+binaries=() core_tests=
+while read -r name binary; do
+  if [ "$name" = idgen_core ]; then core_tests=$binary; fi
+  if [[ " ${suites[*]} " == *" $name "* ]]; then binaries+=("$binary"); fi
+done < <(executables "${selection[@]}")
 
 # suites_on NAME SERVER: the module's suites on SERVER, as cargo runs them (from tests/).
 suites_on() {

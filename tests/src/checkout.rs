@@ -117,7 +117,7 @@ pub fn compiled(source: &str) -> PathBuf {
 pub fn try_compiled(source: &str) -> Result<PathBuf, String> {
     let source = workspace_root().join(source);
     let stem = source.file_stem().and_then(|s| s.to_str()).unwrap_or("lib");
-    let out = std::env::temp_dir().join(format!("idgen-{stem}-{}.so", std::process::id()));
+    let out = crate::dirs::process_dir().join(format!("{stem}.so"));
     let status = Command::new("cc")
         .args(["-shared", "-fPIC", "-O2", "-o"])
         .arg(&out)

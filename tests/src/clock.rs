@@ -58,8 +58,7 @@ impl ClockShift {
 fn shifted_module() -> &'static Path {
     static MODULE: OnceLock<PathBuf> = OnceLock::new();
     MODULE.get_or_init(|| {
-        let copy =
-            std::env::temp_dir().join(format!("idgen-module-clockshift-{}.so", std::process::id()));
+        let copy = crate::dirs::process_dir().join("module-clockshift.so");
         std::fs::copy(crate::module_path(), &copy).expect("copy the module");
         let out = Command::new("patchelf")
             .arg("--add-needed")

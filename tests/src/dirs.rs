@@ -2,6 +2,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// Names the directories of [`process_dir`]: the prefix, then the process id.
+const PROCESS_DIR_PREFIX: &str = "idgen-process-";
 
 /// A fresh, empty directory named after `name`, for data that must outlive one server; removed
 /// when the guard drops, so also when the test fails.
@@ -60,4 +64,27 @@ pub(crate) fn scratch_dir() -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
+}
+
+/// This test process's directory for what it builds once and keeps to its end (the C libraries
+/// it compiles, the module copy the clock shim is patched into). A test process has no exit
+/// hook, so each one removes the directories of processes that are gone when it makes its own:
+/// at most one run's worth is left behind.
+pub(crate) fn process_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let pid = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(PROCESS_DIR_PREFIX));
+            if pid.is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = tmp.join(format!("{PROCESS_DIR_PREFIX}{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the process's directory");
+        dir
+    })
 }

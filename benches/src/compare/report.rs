@@ -109,6 +109,41 @@ pub fn results_table(rows: &[Row]) -> String {
     s
 }
 
+/// Each sealed row's rate over its plain command's (the row named without " SEALED") in the
+/// same scenario of the same run; the goal is 0.7 with requests in flight.
+pub fn sealed_table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| sealed | connections | in flight each | sealed IDs/s | plain IDs/s | × plain |\n|---|---|---|---|---|---|\n",
+    );
+    for sealed in rows.iter().filter(|r| r.name.contains(" SEALED")) {
+        let plain_name = sealed.name.replace(" SEALED", "");
+        let plain = rows.iter().find(|r| r.name == plain_name);
+        let (Ok(ms), Some(Ok(plain_ms))) = (&sealed.results, plain.map(|p| &p.results)) else {
+            continue;
+        };
+        for m in ms {
+            let Some(p) = plain_ms
+                .iter()
+                .find(|p| p.connections == m.connections && p.pipeline == m.pipeline)
+                .filter(|p| p.ids_per_s > 0.0)
+            else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {:.2} |",
+                sealed.name,
+                m.connections,
+                m.pipeline,
+                fmt_rate(m.ids_per_s),
+                fmt_rate(p.ids_per_s),
+                m.ids_per_s / p.ids_per_s
+            );
+        }
+    }
+    s
+}
+
 /// The properties table.
 pub fn properties_table(props: &[Properties]) -> String {
     let mut s = String::from(
@@ -420,6 +455,10 @@ pub fn write_report(
     md.push_str("is shown only with enough samples (p99: 100, p99.9: 1,000). In-process rows time batches of 64\n");
     md.push_str("calls, so their samples count batches; their errors are refusals (a spent millisecond).\n\n");
     md.push_str(&results_table(rows));
+    md.push_str("\n## Sealed against plain\n\n");
+    md.push_str("Each sealed command over the same command unsealed, from the rows above (measured one after\n");
+    md.push_str("the other in this run; `benches/module.sh` alternates them in rounds). Goal: 0.7 with 16 in flight.\n\n");
+    md.push_str(&sealed_table(rows));
     md.push_str(&format!(
         "\n## Properties\n\nOut-of-order share and k-ordering: the IDs of the {SAMPLE_CONNECTIONS}-connection unpipelined run,\n"
     ));
@@ -491,4 +530,49 @@ fn machine() -> String {
         run("redis-server", &["--version"]),
         run("rustc", &["--version"]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, rates: &[(usize, f64)]) -> Row {
+        let results = rates
+            .iter()
+            .map(|&(pipeline, ids_per_s)| Measurement {
+                connections: 16,
+                pipeline,
+                ids_per_s,
+                latency_us: [0.0; 3],
+                samples: 0,
+                samples_us: Vec::new(),
+                errors: 0,
+            })
+            .collect();
+        Row {
+            name: name.into(),
+            kind: Kind::Network,
+            results: Ok(results),
+        }
+    }
+
+    #[test]
+    fn sealed_rows_are_set_against_their_plain_command_in_each_scenario() {
+        let rows = [
+            row("UUID7.NEXT SEALED (module)", &[(1, 90e3), (16, 700e3)]),
+            row("SNOWFLAKE.NEXT (module)", &[(1, 100e3), (16, 1e6)]),
+            row("SNOWFLAKE.NEXT SEALED (module)", &[(1, 95e3), (16, 750e3)]),
+            row("UUID7.NEXT (module)", &[(1, 100e3)]),
+        ];
+        let table = sealed_table(&rows);
+        let lines: Vec<&str> = table.lines().skip(2).collect();
+        assert_eq!(
+            lines,
+            [
+                "| UUID7.NEXT SEALED (module) | 16 | 1 | 90.0k | 100.0k | 0.90 |",
+                "| SNOWFLAKE.NEXT SEALED (module) | 16 | 1 | 95.0k | 100.0k | 0.95 |",
+                "| SNOWFLAKE.NEXT SEALED (module) | 16 | 16 | 750.0k | 1.00M | 0.75 |",
+            ]
+        );
+    }
 }

@@ -20,14 +20,18 @@ fi
 mirror=$(debian_mirror)
 [ -n "$mirror" ] || { echo "debian-server.sh: no Debian mirror in this system's apt sources" >&2; exit 1; }
 sources=/etc/apt/sources.list.d/idgen-trixie-src.sources
+# The redis and valkey builds start side by side: one adds the source list, the other waits.
+apt_lock
 if [ ! -f "$sources" ]; then
   [ "$(id -u)" = 0 ] || { echo "debian-server.sh: as root once, to add $sources" >&2; exit 1; }
   printf 'Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
     "$mirror" >"$sources"
-  apt-get update -qq >&2
+  # Kept only once its index is in: a failed update is retried by the next run.
+  apt-get update -qq >&2 || { rm -f "$sources"; exit 1; }
 fi
 # The source package's record: its directory in the pool, version and upstream tarball.
 record=$(apt-cache showsrc "$package" | awk -v RS= '/(^|\n)Package: '"$package"'\n/ {print; exit}')
+apt_unlock
 version=$(awk '/^Version:/ {print $2; exit}' <<<"$record")
 directory=$(awk '/^Directory:/ {print $2; exit}' <<<"$record")
 read -r sha256 _ tarball < <(awk '/^Checksums-Sha256:/ {on=1; next} /^[^ ]/ {on=0} on && $3 ~ /\.orig\.tar\./ {print $1, $2, $3; exit}' <<<"$record")

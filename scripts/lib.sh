@@ -36,6 +36,15 @@ stop_redis() {
   [ -f "$1/redis.pid" ] && kill "$(cat "$1/redis.pid")" 2>/dev/null || true
 }
 
+# apt_lock / apt_unlock: hold this project's apt lock (on fd 9) around apt-get. make test builds
+# two servers and a Debian root side by side; apt's own lock fails a second apt-get at once
+# rather than waiting, and a source list must not be read while another run updates it.
+apt_lock() {
+  exec 9>"${TMPDIR:-/tmp}/idgen-apt.lock"
+  flock 9
+}
+apt_unlock() { flock -u 9; }
+
 # The Debian mirror this system's own apt sources use (deb822 or one-line form), or nothing:
 # the project's downloads from Debian come from where the system already gets its packages.
 debian_mirror() {

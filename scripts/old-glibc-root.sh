@@ -14,8 +14,10 @@ if [ -f "$root/.complete" ]; then
 fi
 [ "$(id -u)" = 0 ] || { echo "old-glibc-root.sh: debootstrap and chroot need root" >&2; exit 1; }
 command -v debootstrap >/dev/null || {
+  apt_lock
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+  apt_unlock
 }
 mirror=$(debian_mirror)
 [ -n "$mirror" ] || { echo "old-glibc-root.sh: no Debian mirror in this system's apt sources" >&2; exit 1; }

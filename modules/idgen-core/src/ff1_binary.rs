@@ -18,9 +18,10 @@ use aes::{Aes256, Block};
 #[derive(Clone)]
 pub struct BinaryFf1 {
     aes: Aes256,
-    /// Bits of the left half (`u` in the standard) and of the right half (`v`).
-    u: u32,
+    /// Bits of the right half (`v` in the standard), and masks of the left half's `u` low bits
+    /// and the right half's `v`.
     v: u32,
+    masks: [u128; 2],
     /// Where the round number sits in `Q`'s last block (above `b` bytes of `NUM(B)`), and how
     /// far the block is shifted down to keep its first `d` bytes (`R` read as a number).
     round_shift: u32,
@@ -64,8 +65,8 @@ impl BinaryFf1 {
         xor(&mut chained, &q[q_len - 16..]);
         BinaryFf1 {
             aes,
-            u,
             v,
+            masks: [mask(u), mask(v)],
             round_shift: 8 * b as u32,
             num_shift: 8 * (16 - d as u32),
             fixed: u128::from_be_bytes(chained.into()),
@@ -131,15 +132,16 @@ impl BlockCipherEncClosure for Feistel<'_> {
     fn call<C: BlockCipherEncBackend<BlockSize = U16>>(self, cipher: &C) {
         let ff1 = self.ff1;
         let (mut a, mut b) = (self.value >> ff1.v, self.value & mask(ff1.v));
-        let width = |round: u8| if round % 2 == 0 { ff1.u } else { ff1.v };
+        // Even rounds make a `u`-bit half, odd rounds a `v`-bit one.
+        let width = |round: u8| ff1.masks[usize::from(round & 1)];
         if self.forward {
             for round in 0..10u8 {
-                let c = a.wrapping_add(ff1.round(cipher, round, b)) & mask(width(round));
+                let c = a.wrapping_add(ff1.round(cipher, round, b)) & width(round);
                 (a, b) = (b, c);
             }
         } else {
             for round in (0..10u8).rev() {
-                let c = b.wrapping_sub(ff1.round(cipher, round, a)) & mask(width(round));
+                let c = b.wrapping_sub(ff1.round(cipher, round, a)) & width(round);
                 (a, b) = (c, a);
             }
         }

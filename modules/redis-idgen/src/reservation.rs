@@ -297,23 +297,24 @@ mod tests {
     use super::*;
     use std::fs;
 
-    fn file(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("idgen-reservation-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    /// `text` written to `name` in a directory of its own, removed when the test ends.
+    fn file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
         fs::write(&path, text).unwrap();
-        path
+        (dir, path)
     }
 
     #[test]
     fn a_missing_file_is_a_first_start() {
-        let path = std::env::temp_dir().join("idgen-reservation-none/absent.state");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("absent/absent.state");
         assert_eq!(read(&path), Ok(Found::Missing));
     }
 
     #[test]
     fn a_written_reservation_reads_back_with_its_lineage() {
-        let path = file("round-trip.state", "");
+        let (_dir, path) = file("round-trip.state", "");
         write(
             &path,
             1_795_000_000_500,
@@ -335,14 +336,14 @@ mod tests {
 
     #[test]
     fn a_bare_number_is_a_file_from_before_lineages() {
-        let path = file("bare.state", "1795000000500\n");
+        let (_dir, path) = file("bare.state", "1795000000500\n");
         assert_eq!(read(&path), Ok(Found::Reserved(1_795_000_000_500, None)));
     }
 
     #[test]
     fn a_time_idgen_never_writes_is_refused_naming_the_file() {
         for text in ["-5 layout=twitter", "yesterday", "253402300800000", "1.5"] {
-            let path = file("bad.state", text);
+            let (_dir, path) = file("bad.state", text);
             let err = read(&path).unwrap_err();
             assert!(
                 err.starts_with(&path.display().to_string()) && err.contains("reservation time"),
@@ -355,7 +356,7 @@ mod tests {
     fn an_empty_file_is_told_from_a_missing_one() {
         for text in ["", "\n", "  \n"] {
             assert_eq!(
-                read(&file("empty.state", text)),
+                read(&file("empty.state", text).1),
                 Ok(Found::Empty),
                 "{text:?}"
             );

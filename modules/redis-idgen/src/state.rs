@@ -436,9 +436,8 @@ mod tests {
 
     #[test]
     fn a_key_file_that_went_bad_before_it_was_applied_stops_sealing() {
-        let dir = std::env::temp_dir().join(format!("idgen-state-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (good, bad) = (dir.join("good.key"), dir.join("bad.key"));
+        let dir = tempfile::tempdir().unwrap();
+        let (good, bad) = (dir.path().join("good.key"), dir.path().join("bad.key"));
         std::fs::write(&good, "5e".repeat(32)).unwrap();
         std::fs::write(&bad, "not a key").unwrap();
         let config: &'static Config = Box::leak(Box::new(Config::with_defaults()));

@@ -91,6 +91,20 @@ impl Cluster {
         assert!(ok, "the cluster did not become ok within 60 s");
     }
 
+    /// `CLUSTER FAILOVER` on the replica at `port`: waits until it is a primary and every node
+    /// sees the cluster as ok.
+    pub fn failover_to(&mut self, port: u16) {
+        let _: () = cmd(&["CLUSTER", "FAILOVER"])
+            .query(&mut self.node(port).connection())
+            .unwrap();
+        let promoted = wait_for(Duration::from_secs(30), || is_primary(self.node(port)));
+        assert!(
+            promoted,
+            "the replica on {port} was not promoted within 30 s"
+        );
+        self.wait_until_ok();
+    }
+
     /// A cluster client seeded with every node.
     pub fn client(&self) -> ClusterConnection {
         ClusterClient::new(self.nodes.iter().map(|n| n.url()).collect::<Vec<_>>())

@@ -17,6 +17,7 @@ pub mod cluster;
 mod dirs;
 pub mod docs;
 pub mod lease;
+pub mod losses;
 pub mod partition;
 mod ports;
 mod python;

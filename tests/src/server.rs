@@ -117,6 +117,10 @@ impl Server {
                 "127.0.0.1",
                 "--save",
                 "",
+                // A replica's full sync starts at once, not after the default 5 s wait for more
+                // replicas to share it.
+                "--repl-diskless-sync-delay",
+                "0",
             ])
             .arg("--dir")
             .arg(&dir)

@@ -141,13 +141,7 @@ fn manual_and_forced_failover_repeat_nothing() {
     let seed = cluster.nodes[0].port;
     let shard = cluster.shard_of("{order}:x", seed);
     let (old_primary, replica) = (shard.ports[0], shard.ports[1]);
-    let _: () = cmd(&["CLUSTER", "FAILOVER"])
-        .query(&mut cluster.node(replica).connection())
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(30), || is_primary(
-        cluster.node(replica)
-    )));
-    cluster.wait_until_ok();
+    cluster.failover_to(replica);
     issue(&mut con, &mut values, 200);
     ids.extend(
         ids_from_every_primary(&cluster, 2000)

@@ -264,6 +264,30 @@ fn a_second_server_on_the_same_configuration_refuses_to_load() {
         .err()
         .expect("the second server loaded");
     assert!(log.contains("locked by another running server"), "{log}");
+    // The same files reached through links: a linked directory, and links to each file.
+    let linked_dir = data_dir("twice-linked-dir");
+    std::os::unix::fs::symlink(&*dir, linked_dir.join("dir")).unwrap();
+    let linked_files = data_dir("twice-linked-files");
+    let files = [
+        ("state-file", "idgen-snowflake.state"),
+        ("dateseq-witness-file", "idgen-dateseq.witness"),
+        ("workerid-witness-file", "idgen-workerid.witness"),
+    ];
+    for (_, file) in files {
+        std::os::unix::fs::symlink(dir.join(file), linked_files.join(file)).unwrap();
+    }
+    for (setting, file) in files {
+        for path in [linked_dir.join("dir").join(file), linked_files.join(file)] {
+            let path = path.display().to_string();
+            let log = Server::try_start(Options::module(&["worker-id", "9", setting, &path]))
+                .err()
+                .unwrap_or_else(|| panic!("a second server loaded with {setting} {path}"));
+            assert!(
+                log.contains("locked by another running server"),
+                "{setting} {path}: {log}"
+            );
+        }
+    }
     drop(first);
     Server::start_with(options); // the lock goes with the process
 }

@@ -9,167 +9,9 @@
 use std::collections::HashSet;
 
 use idgen_core::dateseq::{counter_key, Calendar, Period};
+use idgen_tests::losses::{assert_carried_on, dateseq_ways, run, Outcome};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::{cmd, now_ms, Options, Server};
-
-/// What a case must come to after its loss.
-#[derive(Clone, Copy, Debug)]
-enum Outcome {
-    /// Issuing again repeats no value.
-    NoRepeat,
-    /// The next call is refused with an error containing this text; once the state is repaired
-    /// (the key deleted), issuing again repeats nothing.
-    Refused(&'static str),
-}
-
-/// A way to lose a DATESEQ counter `key`, given a copy of it taken earlier (`older`, its DUMP;
-/// also `backup:<key>` holds it, and the RDB file was saved then).
-struct Way {
-    name: &'static str,
-    lose: fn(&mut redis::Connection, &str, &[u8]),
-    outcome: Outcome,
-}
-
-fn run(con: &mut redis::Connection, words: &[&str]) {
-    let _: Value = cmd(words)
-        .query(con)
-        .unwrap_or_else(|e| panic!("{words:?}: {e}"));
-}
-
-fn dateseq_ways() -> Vec<Way> {
-    use Outcome::*;
-    vec![
-        Way {
-            name: "DEL",
-            lose: |con, key, _| run(con, &["DEL", key]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "UNLINK",
-            lose: |con, key, _| run(con, &["UNLINK", key]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "GETDEL",
-            lose: |con, key, _| run(con, &["GETDEL", key]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "SET lower",
-            lose: |con, key, _| run(con, &["SET", key, "1", "KEEPTTL"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "INCRBY negative",
-            lose: |con, key, _| run(con, &["INCRBY", key, "-2"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "DECR",
-            lose: |con, key, _| run(con, &["DECR", key]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "SET 0",
-            lose: |con, key, _| run(con, &["SET", key, "0"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "FLUSHALL",
-            lose: |con, _, _| run(con, &["FLUSHALL"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "FLUSHALL ASYNC",
-            lose: |con, _, _| run(con, &["FLUSHALL", "ASYNC"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "FLUSHDB",
-            lose: |con, _, _| run(con, &["FLUSHDB"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "RENAME away",
-            lose: |con, key, _| run(con, &["RENAME", key, &format!("moved:{key}")]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "RENAME an older copy in",
-            lose: |con, key, _| run(con, &["RENAME", &format!("backup:{key}"), key]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "COPY an older copy over",
-            lose: |con, key, _| run(con, &["COPY", &format!("backup:{key}"), key, "REPLACE"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "RESTORE an older DUMP",
-            lose: |con, key, older| {
-                let _: () = redis::cmd("RESTORE")
-                    .arg(key)
-                    .arg(0)
-                    .arg(older)
-                    .arg("REPLACE")
-                    .query(con)
-                    .unwrap();
-            },
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "DEBUG RELOAD of an older RDB",
-            lose: |con, _, _| run(con, &["DEBUG", "RELOAD", "NOSAVE"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "expired early (PEXPIRE 1)",
-            lose: |con, key, _| {
-                run(con, &["PEXPIRE", key, "1"]);
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            },
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "EXPIRE 0",
-            lose: |con, key, _| run(con, &["EXPIRE", key, "0"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "MOVE to another database",
-            lose: |con, key, _| run(con, &["MOVE", key, "1"]),
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "SWAPDB away",
-            lose: |con, _, _| {
-                run(con, &["SWAPDB", "0", "2"]);
-                run(con, &["SELECT", "2"]);
-                run(con, &["FLUSHDB"]);
-                run(con, &["SELECT", "0"]);
-            },
-            outcome: NoRepeat,
-        },
-        Way {
-            name: "garbage (SET abc)",
-            lose: |con, key, _| run(con, &["SET", key, "abc"]),
-            outcome: Refused("counter key holds a value that is not a non-negative integer"),
-        },
-        Way {
-            name: "garbage (APPEND)",
-            lose: |con, key, _| run(con, &["APPEND", key, "x"]),
-            outcome: Refused("counter key holds a value that is not a non-negative integer"),
-        },
-        Way {
-            name: "another type (a list)",
-            lose: |con, key, _| {
-                run(con, &["DEL", key]);
-                run(con, &["RPUSH", key, "1"]);
-            },
-            outcome: Refused("WRONGTYPE"),
-        },
-    ]
-}
 
 /// The forms a case issues in: one value a call, `COUNT 3` (a range), `STRING`.
 const FORMS: [&[&str]; 3] = [&[], &["COUNT", "3"], &["STRING"]];
@@ -247,18 +89,11 @@ fn dateseq_counters_lost_every_way_while_running_repeat_nothing() {
                     assert!(err.contains(says), "{case}: {err}");
                     run(&mut con, &["DEL", &key]);
                 }
-                let highest = *seen.iter().max().unwrap();
                 let mut after = Vec::new();
                 for _ in 0..3 {
                     after.extend(next(&mut con, &prefix, period_word, form));
                 }
-                assert!(
-                    after.iter().all(|v| *v > highest),
-                    "{case}: {after:?} after {seen:?}"
-                );
-                seen.extend(after);
-                let distinct: HashSet<u64> = seen.iter().copied().collect();
-                assert_eq!(distinct.len(), seen.len(), "{case}: a value repeated");
+                assert_carried_on(&case, &mut seen, after);
                 let lowered: u64 = server
                     .info_field("dateseq_witness_lowered")
                     .parse()

@@ -77,6 +77,23 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
     name.into()
 }
 
+/// `path` with its symbolic links resolved, the file's own too when it exists: two servers
+/// that reach one file by different paths (a link to it, a linked directory) take one lock.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(real) = fs::canonicalize(path) {
+        return real;
+    }
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return path.to_path_buf();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    fs::canonicalize(dir).map_or_else(|_| path.to_path_buf(), |dir| dir.join(name))
+}
+
 /// Locks the state file `path` for this process, through `<path>.lock` (never truncated, and
 /// never replaced, as the state file itself is): held while the returned file is open.
 ///
@@ -84,7 +101,7 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
 /// When the lock file cannot be opened, or another process holds the lock: then `clash` says
 /// what two processes on one file would do.
 pub fn lock(path: &Path, clash: &str) -> Result<File, String> {
-    let lock_path = beside(path, ".lock");
+    let lock_path = beside(&resolved(path), ".lock");
     let file = fs::OpenOptions::new()
         .create(true)
         .append(true)

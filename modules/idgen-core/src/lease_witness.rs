@@ -127,6 +127,8 @@ mod tests {
             Line::Fence(500),
             Line::Namespace(b"fleet".to_vec(), seen(3, 9_000)),
             Line::Namespace(b"{a b}\n%".to_vec(), seen(1, 1_000)),
+            // WORKERID.ACQUIRE takes the empty key as a namespace.
+            Line::Namespace(Vec::new(), seen(2, 2_000)),
             Line::Namespace(b"fleet".to_vec(), seen(5, 8_000)),
             Line::Fence(400),
         ] {
@@ -136,6 +138,7 @@ mod tests {
         assert_eq!(witnessed.fence_ms, 500);
         assert_eq!(witnessed.namespaces[&b"fleet"[..]], seen(5, 9_000));
         assert_eq!(witnessed.namespaces[&b"{a b}\n%"[..]], seen(1, 1_000));
+        assert_eq!(witnessed.namespaces[&b""[..]], seen(2, 2_000));
         assert_eq!(parse(&witnessed.render(0)).unwrap(), witnessed);
         let later = parse(&witnessed.render(500)).unwrap();
         assert_eq!(later.fence_ms, 0, "a fence that passed is not kept");

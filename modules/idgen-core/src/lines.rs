@@ -15,7 +15,8 @@ pub fn whole(text: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
         .enumerate()
 }
 
-/// Appends `name` as one word: every byte outside `!`..`~`, and `%` itself, written `%XX`.
+/// Appends `name` as one word: every byte outside `!`..`~`, and `%` itself, written `%XX`. The
+/// empty name (a lease namespace may be the empty key) is the empty word: a line's last.
 pub fn write_name(name: &[u8], out: &mut Vec<u8>) {
     for &b in name {
         if (b'!'..=b'~').contains(&b) && b != b'%' {
@@ -31,7 +32,8 @@ pub fn number<T: std::str::FromStr>(word: Option<&[u8]>) -> Option<T> {
     std::str::from_utf8(word?).ok()?.parse().ok()
 }
 
-/// The name a word written by [`write_name`] stands for; `None` for a word it never writes.
+/// The name a word written by [`write_name`] stands for (the empty word for the empty name);
+/// `None` for a word it never writes.
 pub fn parse_name(word: &[u8]) -> Option<Vec<u8>> {
     let mut name = Vec::with_capacity(word.len());
     let mut bytes = word.iter();
@@ -45,7 +47,7 @@ pub fn parse_name(word: &[u8]) -> Option<Vec<u8>> {
             return None;
         }
     }
-    (!name.is_empty()).then_some(name)
+    Some(name)
 }
 
 /// A line of a witness file this module never writes.
@@ -103,8 +105,46 @@ mod tests {
     }
 
     #[test]
+    fn hostile_names_come_back_as_one_word() {
+        let mut names: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b" ".to_vec(),
+            b"a b".to_vec(),
+            b"\n".to_vec(),
+            b"\r\n".to_vec(),
+            b"%".to_vec(),
+            b"%25".to_vec(),
+            b"\0".to_vec(),
+            b"\xff\xfe".to_vec(),
+            "\u{1F600}".as_bytes().to_vec(),
+            vec![b'x'; 1 << 20],
+            (0..=255u8).cycle().take(1 << 20).collect(),
+        ];
+        // And pseudo-random ones of every length up to 64 (a fixed seed: the same each run).
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for len in 0..=64 {
+            names.push(
+                (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as u8
+                    })
+                    .collect(),
+            );
+        }
+        for name in names {
+            let mut out = Vec::new();
+            write_name(&name, &mut out);
+            assert!(!out.contains(&b' ') && !out.contains(&b'\n'));
+            assert_eq!(parse_name(&out).as_deref(), Some(&name[..]));
+        }
+    }
+
+    #[test]
     fn words_it_never_writes_are_refused() {
-        for word in [&b""[..], b"%G0", b"%4", b"a b", b"\xff"] {
+        for word in [&b"%G0"[..], b"%4", b"%", b"a b", b"\xff"] {
             assert_eq!(parse_name(word), None, "{word:?}");
         }
     }

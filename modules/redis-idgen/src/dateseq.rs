@@ -194,7 +194,11 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), Co
         .slot(witness, day.start_ms, day.end_ms, now_ms)
         .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
     let mut lowered = None;
+    let cluster = s.cluster.is_some();
     let (first, last, seq) = key::advance(ctx, name, |old| {
+        if old.is_none() && cluster {
+            crate::slot_move::check(&ctx.safe(), name.as_slice())?;
+        }
         let found = old.unwrap_or(0);
         let (base, below) = mark.resume(found);
         lowered = below;
@@ -268,7 +272,11 @@ pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError>
         .get(req.prefix, day.date, |k| witnesses.name(k))?;
     // A counter found below its witness is shown as the next call would carry it on.
     let witnessed = witnesses.mark(witness).map_or(0, |m| m.highest);
-    let seq = key::read(ctx, name)?.map(|seq| seq.max(witnessed));
+    let found = key::read(ctx, name)?;
+    if found.is_none() && s.cluster.is_some() {
+        crate::slot_move::check(&ctx.safe(), name.as_slice())?;
+    }
+    let seq = found.map(|seq| seq.max(witnessed));
     match seq.or((witnessed > 0).then_some(witnessed)) {
         None | Some(0) => ctx.reply_null(),
         Some(seq) => {

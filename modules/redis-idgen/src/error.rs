@@ -82,6 +82,10 @@ pub enum CommandError {
          (a grant holds its worker ID until its TTL ends)"
     )]
     LeaseWitnessFile(String),
+    /// A DATESEQ counter this node does not hold, while its Cluster slot moves (`slot_move.rs`):
+    /// Cluster clients retry TRYAGAIN.
+    #[error("TRYAGAIN {0}")]
+    SlotMoving(String),
     /// The counter key holds a string that is not a non-negative integer.
     #[error("ERR counter key holds a value that is not a non-negative integer")]
     BadCounter,
@@ -199,6 +203,7 @@ mod tests {
                 "ERR disk full: ",
             ),
             (CommandError::BadCounter, "ERR counter key holds"),
+            (CommandError::SlotMoving("x".into()), "TRYAGAIN x"),
             (
                 CommandError::Replica,
                 "ERR SNOWFLAKE.NEXT is refused on a replica",

@@ -81,10 +81,16 @@ fn state(f: &mut Fields, s: &State) {
         .field("maxmemory_policy", s.eviction.policy())
         .field("eviction_can_evict", s.eviction.at_risk())
         .field("eviction_refusals", s.eviction.refused);
-    if let Some(watch) = &s.cluster {
-        let (conflict, heard) = watch.status();
-        f.field("worker_id_conflict", conflict)
-            .field("cluster_nodes_heard", heard as u64);
+    let primary_conflict = s.primary_conflict.as_deref();
+    match &s.cluster {
+        Some(watch) => {
+            let (conflict, heard) = watch.status();
+            f.field("worker_id_conflict", primary_conflict.unwrap_or(conflict))
+                .field("cluster_nodes_heard", heard as u64);
+        }
+        None => {
+            f.field("worker_id_conflict", primary_conflict.unwrap_or_default());
+        }
     }
     f.field("state_file_error", state_file_error.unwrap_or_default())
         .field("dateseq_issued", s.dateseq.issued)

@@ -5,10 +5,17 @@
 //! Commands never wait for the disk: they queue lines ([`Journal::ask`]) and, when a reply must
 //! not go out before its lines are on disk, have a blocked client answered once they are
 //! ([`Journal::wait`]). Writes are grouped: every line queued while one write syncs goes out in
-//! the next, in one append and one `fdatasync`. A failed write may leave part of a line behind;
-//! it is cut off before the next write, so no line is ever torn but the last one of a crash
-//! (which the files' readers skip, `idgen_core::lines::whole`). The file is rewritten whole
-//! ([`durable::replace`]) once its lines outnumber four times what it holds.
+//! the next, in one append and one `fdatasync`.
+//!
+//! A waiter is told of success only when every line queued before it is written and synced. A
+//! write that fails (short, ENOSPC, EIO, a failed sync) fails every waiter of its batch, and its
+//! lines are kept and written again at the head of the next batch (folded by the book, so a
+//! long outage holds one line per name, not one per call): so a waiter that comes after the
+//! failure, even with no line of its own, is not told of success until those lines are on disk.
+//! A failed write may leave part of a line behind; it is cut off at once, or else before the
+//! next write, so no line is ever torn but the last one of a crash (which the files' readers
+//! skip, `idgen_core::lines::whole`). The file is rewritten whole ([`durable::replace`]) once
+//! its lines outnumber four times what it holds.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -32,6 +39,11 @@ pub trait Book: Send + 'static {
     fn write(line: &Self::Line, out: &mut Vec<u8>);
     /// Told on the writer's thread after each append: its lines, and whether they were synced.
     fn appended(&mut self, _lines: &[Self::Line], _written: bool) {}
+    /// The lines of a failed write, kept to be written again: as few as say the same (each
+    /// name at its highest), so that a disk full for long holds no more than one per name.
+    fn fold(lines: Vec<Self::Line>) -> Vec<Self::Line> {
+        lines
+    }
     /// The whole file made anew from what it holds now (`text`), and how many entries that is.
     ///
     /// # Errors
@@ -110,6 +122,7 @@ impl<L: Send + 'static> Journal<L> {
             lines: entries,
             synced_len: len,
             torn: false,
+            failed: Vec::new(),
         };
         let thread = {
             let shared = Arc::clone(&shared);
@@ -215,7 +228,7 @@ fn open_append(path: &Path) -> Result<File, String> {
 }
 
 /// The thread's side.
-struct Writer<B> {
+struct Writer<B: Book> {
     path: PathBuf,
     what: &'static str,
     file: File,
@@ -227,6 +240,8 @@ struct Writer<B> {
     /// part of a line after it.
     synced_len: u64,
     torn: bool,
+    /// The lines of the last failed write, to go out first in the next.
+    failed: Vec<B::Line>,
 }
 
 impl<B: Book> Writer<B> {
@@ -237,7 +252,8 @@ impl<B: Book> Writer<B> {
                 while queue.lines.is_empty() && queue.waiters.is_empty() && !queue.stop {
                     queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
                 }
-                let lines = std::mem::take(&mut queue.lines);
+                let mut lines = std::mem::take(&mut self.failed);
+                lines.append(&mut queue.lines);
                 (lines, std::mem::take(&mut queue.waiters), queue.stop)
             };
             let result = if lines.is_empty() {
@@ -263,6 +279,9 @@ impl<B: Book> Writer<B> {
             }
             if !lines.is_empty() {
                 self.book.appended(&lines, result.is_ok());
+            }
+            if result.is_err() {
+                self.failed = B::fold(lines);
             }
             for waiter in waiters {
                 waiter(result.clone());
@@ -294,8 +313,17 @@ impl<B: Book> Writer<B> {
             self.torn = false;
         }
         self.torn = true;
-        self.file.write_all(&out).map_err(fail)?;
-        self.file.sync_data().map_err(fail)?;
+        if let Err(e) = self
+            .file
+            .write_all(&out)
+            .and_then(|()| self.file.sync_data())
+        {
+            // Cut back now, so that a restart before the next write finds no part of these.
+            if self.file.set_len(self.synced_len).is_ok() {
+                self.torn = false;
+            }
+            return Err(fail(e));
+        }
         self.torn = false;
         self.synced_len += out.len() as u64;
         self.lines += lines.len() as u64;
@@ -316,5 +344,56 @@ impl<B: Book> Writer<B> {
         self.live = live;
         self.lines = live;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// A journal of plain words.
+    struct Words;
+
+    impl Book for Words {
+        type Line = String;
+
+        fn write(line: &String, out: &mut Vec<u8>) {
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+
+        fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
+            Ok((text.to_vec(), 0))
+        }
+    }
+
+    /// A journal on /dev/full, where every write fails with ENOSPC.
+    fn on_a_full_disk(dir: &tempfile::TempDir) -> Journal<String> {
+        let lock = File::create(dir.path().join("lock")).unwrap();
+        let full = PathBuf::from("/dev/full");
+        Journal::start(full, lock, "the test journal", (0, 0), Words).unwrap()
+    }
+
+    #[test]
+    fn a_waiter_after_a_failed_write_is_not_told_of_success() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = on_a_full_disk(&dir);
+        journal.ask("reserved 100".into());
+        // The writer takes the line alone, before anyone waits, and fails on it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while journal.failure().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let failure = journal.failure().expect("the write to /dev/full failed");
+        assert!(failure.contains("the test journal"), "{failure}");
+        // Waiting now, with no line of its own: the lost line is still owed.
+        let told = journal.wait_here();
+        assert!(
+            told.is_err(),
+            "told of success though its line is not on disk"
+        );
+        assert_eq!(journal.counts().0, 0, "no write succeeded");
     }
 }

@@ -35,6 +35,24 @@ impl Book for Namespaces {
         line.write(out);
     }
 
+    /// Each namespace at its highest, and the highest fence.
+    fn fold(lines: Vec<Line>) -> Vec<Line> {
+        let mut folded = Witnessed::default();
+        for line in lines {
+            folded.add(line);
+        }
+        let fence = (folded.fence_ms > 0).then_some(Line::Fence(folded.fence_ms));
+        fence
+            .into_iter()
+            .chain(
+                folded
+                    .namespaces
+                    .into_iter()
+                    .map(|(name, seen)| Line::Namespace(name, seen)),
+            )
+            .collect()
+    }
+
     /// One line per namespace, and the fence while it holds.
     fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
         let found = lease_witness::parse(text).map_err(|e| e.to_string())?;
@@ -104,5 +122,34 @@ impl LeaseWitness {
     /// Why the last write failed, if it did.
     pub fn failure(&self) -> Option<String> {
         self.journal.failure()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use idgen_core::lease::Seen;
+
+    use super::*;
+
+    #[test]
+    fn a_failed_writes_lines_fold_to_each_namespace_at_its_highest() {
+        let seen = |version, token| Seen { version, token };
+        let lines = vec![
+            Line::Namespace(b"a".to_vec(), seen(1, 10)),
+            Line::Fence(5),
+            Line::Namespace(b"b".to_vec(), seen(2, 20)),
+            Line::Namespace(b"a".to_vec(), seen(3, 30)),
+            Line::Fence(9),
+            Line::Namespace(b"a".to_vec(), seen(2, 40)),
+        ];
+        assert_eq!(
+            Namespaces::fold(lines),
+            [
+                Line::Fence(9),
+                Line::Namespace(b"a".to_vec(), seen(3, 40)),
+                Line::Namespace(b"b".to_vec(), seen(2, 20)),
+            ]
+        );
+        assert_eq!(Namespaces::fold(Vec::new()), []);
     }
 }

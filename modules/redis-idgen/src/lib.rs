@@ -36,6 +36,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod arrival;
 mod callers;
 mod cluster;
 mod config;
@@ -46,6 +47,7 @@ mod error;
 mod eviction;
 mod ffi;
 mod form;
+mod identity;
 mod info;
 mod journal;
 mod lease_witness;
@@ -54,6 +56,7 @@ mod registration;
 mod reservation;
 mod resumed;
 mod seal;
+mod slot_move;
 mod snowflake;
 mod state;
 mod time128;
@@ -75,6 +78,7 @@ use redis_module_macros::{
 use crate::config::Effect;
 use crate::deferred::Event;
 use crate::error::{CommandError, LoadError};
+use crate::ffi::keyspace::Kinds;
 use crate::ffi::module::Command;
 use crate::state::{Module, State};
 
@@ -131,6 +135,7 @@ const COMMANDS: &[Command] = &[
     Command { name: "WORKERID.RENEW", handler: command!(workerid::renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
     Command { name: "WORKERID.RELEASE", handler: command!(workerid::release), flags: "write", keys: (1, 1, 1), arity: -4 },
     Command { name: "WORKERID.LIST", handler: command!(workerid::list), flags: "readonly", keys: (1, 1, 1), arity: 2 },
+    Command { name: "IDGEN.CLAIM", handler: command!(identity::claim), flags: "write", keys: (0, 0, 0), arity: 3 },
 ];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
@@ -164,11 +169,17 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
             .map_err(LoadError::Redis)?;
     }
     ffi::blocked::on_shutdown(ctx.ctx, shutting_down).map_err(LoadError::Redis)?;
+    ffi::keyspace::subscribe::<Arrivals>(ctx, Kinds::Generic).map_err(LoadError::Redis)?;
+    ffi::replicas::on_change(ctx, replica_changed).map_err(LoadError::Redis)?;
+    let replica = state.replica;
     if MODULE.set(Module::new(state)).is_err() {
         return Err(LoadError::AlreadyLoaded);
     }
     if cluster {
         announce_every(ctx);
+    }
+    if replica {
+        hear_replication(ctx);
     }
     ffi::log("notice", &summary);
     Ok(())
@@ -197,9 +208,72 @@ fn setting_changed(effect: Effect) {
 }
 
 #[role_changed_event_handler]
-fn role_changed(_: &Context, role: ServerRole) {
-    raise(Event::Role {
-        replica: role == ServerRole::Replica,
+fn role_changed(ctx: &Context, role: ServerRole) {
+    let replica = role == ServerRole::Replica;
+    if replica {
+        hear_replication(ctx);
+    }
+    raise(Event::Role { replica });
+}
+
+/// A replica came online: it hears this node's worker-id claim (`identity.rs`), sent from a
+/// timer on the next turn of the event loop, where a module's writes reach the replicas.
+extern "C" fn replica_changed(
+    ctx: *mut redis_module::raw::RedisModuleCtx,
+    _: redis_module::raw::RedisModuleEvent,
+    subevent: u64,
+    _: *mut std::os::raw::c_void,
+) {
+    if !ffi::replicas::is_online(subevent) {
+        return;
+    }
+    Context::new(ctx).create_timer(
+        Duration::ZERO,
+        |ctx, ()| {
+            let Some(state) = MODULE
+                .get()
+                .and_then(|m| entered(m, "a claim to the replicas"))
+            else {
+                return;
+            };
+            // A replica's own writes never reach its replicas: its primary's claim does.
+            if !state.replica {
+                let me = state.claim();
+                ffi::replicas::send_claim(ctx, me.datacenter, me.worker);
+            }
+        },
+        (),
+    );
+}
+
+/// Hears the keyspace events that bring state to this node (`arrival.rs`).
+struct Arrivals;
+
+impl ffi::keyspace::Listener for Arrivals {
+    fn heard(ctx: &Context, event: &[u8], key: &RedisString) {
+        if !arrival::may_bring_state(event) {
+            return;
+        }
+        // Locked only by one of this module's commands: its own writes are not arrivals.
+        if let Some(mut state) = MODULE.get().and_then(Module::enter) {
+            arrival::heard(ctx, event, key, &mut state, SystemClock.now_ms());
+        }
+    }
+}
+
+/// Subscribes to what a replica takes in, once: from the first time this node is a replica on.
+fn hear_replication(ctx: &Context) {
+    static SUBSCRIBED: std::sync::Once = std::sync::Once::new();
+    SUBSCRIBED.call_once(|| {
+        if let Err(why) = ffi::keyspace::subscribe::<Arrivals>(ctx, Kinds::Replicated) {
+            ffi::log(
+                "warning",
+                &format!(
+                    "idgen: {why}: this replica does not witness the DATESEQ counters it \
+                     receives"
+                ),
+            );
+        }
     });
 }
 

@@ -65,6 +65,9 @@ fn issue(ctx: &Ctx, s: &mut State, req: Request) -> Result<(), CommandError> {
     if s.replica {
         return Err(CommandError::Replica);
     }
+    if let Some(why) = &s.primary_conflict {
+        return Err(CommandError::WorkerClaim(why.clone()));
+    }
     if let Some(why) = s
         .cluster
         .as_ref()

@@ -12,7 +12,7 @@
 //! it unlocks, cost two locked compare-exchanges and 11 instructions a call (callgrind,
 //! 2026-11-26).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use idgen_core::dateseq::ledger::Ledger;
@@ -165,6 +165,11 @@ pub struct State {
     pub lease_witness: Option<LeaseWitness>,
     /// Namespaces found holding leases with no witness, and fenced for a horizon.
     pub lease_fenced: u64,
+    /// Namespaces that arrived from another node (`arrival.rs`), fenced at their next write.
+    pub lease_arrived: HashSet<Vec<u8>>,
+    /// Why SNOWFLAKE.NEXT is refused: this node's primary claimed its worker-id pair
+    /// (`identity.rs`).
+    pub primary_conflict: Option<String>,
 }
 
 /// What the state is made from at load, besides the configuration.
@@ -224,6 +229,8 @@ impl State {
             lease_fence_ms,
             lease_witness,
             lease_fenced: 0,
+            lease_arrived: HashSet::new(),
+            primary_conflict: None,
         })
     }
 
@@ -311,6 +318,25 @@ impl State {
             self.fence.new_term();
             self.lease_fence_ms = lease_fence_from_now(self.config);
             self.witness_lease_fence();
+            self.witness_what_was_replicated();
+        }
+    }
+
+    /// Waits for the DATESEQ witness file to hold what this node witnessed as a replica
+    /// (`arrival.rs`), before it issues as a primary: a crash right after the promotion must
+    /// find it. Once per promotion, like the lease fence's write.
+    fn witness_what_was_replicated(&self) {
+        let Some(file) = &self.witness_file else {
+            return;
+        };
+        if let Err(why) = file.wait_here() {
+            crate::ffi::log(
+                "warning",
+                &format!(
+                    "idgen: {why}: a crash soon after this promotion may hand out again values \
+                     its primary handed out"
+                ),
+            );
         }
     }
 

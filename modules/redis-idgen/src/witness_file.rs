@@ -15,6 +15,7 @@
 //! The file is locked while the module runs (`<file>.lock`): two servers on one witness file
 //! would each take the other's reservations for their own.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -75,6 +76,20 @@ impl Book for Reservations {
             .unwrap_or_else(|p| p.into_inner());
         outcomes.extend(asks.iter().map(|a| (a.name, a.entry.reserved, written)));
         self.confirmed.news.store(true, Ordering::Release);
+    }
+
+    /// Each counter's highest reservation.
+    fn fold(asks: Vec<Ask>) -> Vec<Ask> {
+        let mut highest: HashMap<u64, Ask> = HashMap::with_capacity(asks.len());
+        for ask in asks {
+            match highest.get(&ask.name) {
+                Some(kept) if kept.entry.reserved >= ask.entry.reserved => {}
+                _ => {
+                    highest.insert(ask.name, ask);
+                }
+            }
+        }
+        highest.into_values().collect()
     }
 
     /// One line per counter of a live period.
@@ -230,5 +245,38 @@ impl WitnessFile {
         }
         durable::replace(&path, &ledger::render(None, &crashed, &entries))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(name: u64, reserved: u64) -> Ask {
+        Ask {
+            name,
+            entry: Entry {
+                ends_ms: 1_000,
+                reserved,
+                name: format!("{{p{name}}}:20261127").into_bytes(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_failed_writes_asks_fold_to_each_counters_highest() {
+        let asks = vec![
+            ask(1, 100),
+            ask(2, 50),
+            ask(1, 300),
+            ask(1, 200),
+            ask(2, 40),
+        ];
+        let mut folded: Vec<(u64, u64)> = Reservations::fold(asks)
+            .iter()
+            .map(|a| (a.name, a.entry.reserved))
+            .collect();
+        folded.sort_unstable();
+        assert_eq!(folded, [(1, 300), (2, 50)]);
     }
 }

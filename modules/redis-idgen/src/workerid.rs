@@ -236,8 +236,10 @@ fn open(
     // A namespace holding leases that neither the witness file nor this process saw before
     // (restored from another server's data, or loaded when the file was new): its records may
     // lack renewals that reached only a lost copy. Fenced at its first write; a read leaves it
-    // unknown until then.
-    let unknown = known.is_none() && s.lease_witness.is_some() && pool.seen() != Seen::default();
+    // unknown until then. So is one that arrived from another node (`arrival.rs`).
+    let arrived = s.lease_arrived.contains(ns);
+    let unknown =
+        arrived || (known.is_none() && s.lease_witness.is_some() && pool.seen() != Seen::default());
     if unknown && !writable {
         return Ok((pool, terms, now));
     }
@@ -251,6 +253,9 @@ fn open(
     }
     let reset = writable && pool.reset_if_behind(seen, now, &terms);
     remember(&mut s.lease_seen, ns, pool.seen());
+    if arrived && writable {
+        s.lease_arrived.remove(ns);
+    }
     if reset {
         log(
             "warning",
@@ -280,7 +285,7 @@ fn open(
 }
 
 /// The namespace's pool (empty when the key does not exist).
-fn read(ctx: &Context, ns: &[u8]) -> Result<Pool, CommandError> {
+pub(crate) fn read(ctx: &Context, ns: &[u8]) -> Result<Pool, CommandError> {
     let reply = ctx
         .call("HGETALL", &[ns])
         .map_err(|e| match e.to_string() {
@@ -356,7 +361,7 @@ fn write(
 
 /// Keeps the highest `seen` of namespace `ns`. Only namespaces that exist are remembered: reads
 /// of made-up names must not grow the module's memory.
-fn remember(all: &mut HashMap<Vec<u8>, Seen>, ns: &[u8], seen: Seen) {
+pub(crate) fn remember(all: &mut HashMap<Vec<u8>, Seen>, ns: &[u8], seen: Seen) {
     match all.get_mut(ns) {
         Some(known) => *known = known.max(seen),
         None if seen != Seen::default() => {

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::Period;
+
 /// Why a prefix cannot name a counter key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KeyError {
@@ -61,6 +63,28 @@ pub fn counter_key(prefix: &[u8], date: u32, out: &mut Vec<u8>) -> Result<(), Ke
     }
     out.extend_from_slice(&digits[at..]);
     Ok(())
+}
+
+/// The period and label of a key [`counter_key`] may have named: a name with a usable hash
+/// tag, then `:` and the 8, 6 or 4 digits of a day, month or year; `None` for any other key.
+/// For the counters that reach a node from another (a replica's, a migrated slot's), whose
+/// name is all there is to go by.
+pub fn counter_label(key: &[u8]) -> Option<(Period, u32)> {
+    let colon = key.iter().rposition(|&b| b == b':')?;
+    let (prefix, digits) = (&key[..colon], &key[colon + 1..]);
+    let period = match digits.len() {
+        8 => Period::Day,
+        6 => Period::Month,
+        4 => Period::Year,
+        _ => return None,
+    };
+    if hash_tag(prefix).is_none() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let label = digits
+        .iter()
+        .fold(0u32, |n, &b| n * 10 + u32::from(b - b'0'));
+    Some((period, label))
 }
 
 /// The part of `key` Redis Cluster hashes: the first non-empty `{...}`, as Redis defines it.
@@ -125,6 +149,47 @@ mod tests {
             let got = key(prefix).unwrap();
             assert_eq!(got, want);
             assert_eq!(slot(got.as_bytes()), slot(prefix.as_bytes()), "{prefix}");
+        }
+    }
+
+    #[test]
+    fn every_counter_key_is_told_by_its_name_and_nothing_else() {
+        let prefixes: &[&[u8]] = &[
+            b"order",
+            b"order:{eu}",
+            b"{t}:x:1",
+            b"a{b",
+            b"\xff \n",
+            b"2026",
+        ];
+        for &prefix in prefixes {
+            for (period, date) in [
+                (Period::Day, 20261127),
+                (Period::Month, 202611),
+                (Period::Year, 2026),
+            ] {
+                let mut out = Vec::new();
+                counter_key(prefix, date, &mut out).unwrap();
+                assert_eq!(
+                    counter_label(&out),
+                    Some((period, date)),
+                    "{}",
+                    out.escape_ascii()
+                );
+            }
+        }
+        let others: &[&[u8]] = &[
+            b"order:20261127",
+            b"{order}:2026112",
+            b"{order}:2026-11",
+            b"{order}20261127",
+            b"{}:20261127",
+            b"{order}:",
+            b"",
+            b"{order}:+2026",
+        ];
+        for &key in others {
+            assert_eq!(counter_label(key), None, "{}", key.escape_ascii());
         }
     }
 

@@ -14,6 +14,6 @@ pub mod witness;
 
 pub use calendar::{Calendar, Day, DayCache, Period, ZoneError};
 pub use fence::Fence;
-pub use key::{counter_key, parse_counter, KeyError};
+pub use key::{counter_key, counter_label, parse_counter, KeyError};
 pub use value::{check_digits, compose, most_in, ValueError, DEFAULT_DIGITS, MAX_DIGITS};
 pub use witness::{Lowered, Mark, Reserve, Witnesses};

@@ -12,7 +12,9 @@ pub mod blocked;
 pub mod cluster;
 pub mod ctx;
 pub mod key;
+pub mod keyspace;
 pub mod module;
+pub mod replicas;
 pub mod reply;
 
 use std::ffi::CString;

@@ -1,0 +1,144 @@
+//! State that reaches this node from another, witnessed as it arrives: a witness belongs to the
+//! state, not to the node that made it.
+//!
+//! - A DATESEQ counter of the period under way that arrives by `MIGRATE` or `RESTORE`
+//!   (`restore`), `COPY` (`copy_to`), and on a replica each value its primary handed out
+//!   (`incrby`) or the counters of a full sync (`loaded`): its value becomes this node's witness
+//!   of it, reserved in the witness file as this node's own values are. So a counter lost here
+//!   later (deleted, flushed, restored older, a restart from an older file) carries on above
+//!   what the other node handed out, as far as it reached this one. A moved counter's
+//!   reservation is synced before the command that moved it returns (`MIGRATE` then deletes the
+//!   source's copy): one fsync per counter moved. A replica's go out as its own values do, in
+//!   the background, and a promotion waits for them (`State::set_role`).
+//! - A lease namespace that arrives by `MIGRATE`, `RESTORE` or `COPY`: remembered at the
+//!   version it arrived with (so a loss here is caught), its earlier grants from this node
+//!   forgotten (another node wrote it since), and fenced at its first write, as a namespace the
+//!   witness file never saw: this node cannot tell a migrated copy from an older dump. A
+//!   replica's namespaces are fenced at its promotion instead (`State::set_role`).
+//!
+//! Events come from other commands, never from one of this module's (whose own `incrby` finds
+//! the state locked and is not heard).
+
+use idgen_core::dateseq::ledger::Entry;
+use idgen_core::dateseq::{counter_label, most_in, parse_counter};
+use idgen_core::lease::Seen;
+use idgen_core::lease_witness::Line;
+use redis_module::key::RedisKey;
+use redis_module::{Context, KeyType, RedisString};
+
+use crate::state::State;
+use crate::witness_file::Ask;
+
+/// Whether `event` may bring state here: checked before the state is locked.
+pub fn may_bring_state(event: &[u8]) -> bool {
+    matches!(event, b"restore" | b"copy_to" | b"incrby" | b"loaded")
+}
+
+/// Witnesses what `event` brought to `key`.
+pub fn heard(ctx: &Context, event: &[u8], key: &RedisString, s: &mut State, now_ms: i64) {
+    let moved = matches!(event, b"restore" | b"copy_to");
+    // A primary's own writes and its clients' INCRs are not arrivals.
+    if !moved && !s.replica {
+        return;
+    }
+    let opened = RedisKey::open(ctx.ctx, key);
+    match opened.key_type() {
+        KeyType::String => {
+            if let Ok(Some(text)) = opened.read() {
+                if let Some(value) = parse_counter(text) {
+                    counter(key.as_slice(), value, moved, s, now_ms);
+                }
+            }
+        }
+        KeyType::Hash if moved => {
+            drop(opened);
+            namespace(ctx, key.as_slice(), s);
+        }
+        _ => {}
+    }
+}
+
+/// A counter found at `value`: this node's witness of it is raised to it, and reserved.
+fn counter(key: &[u8], value: u64, moved: bool, s: &mut State, now_ms: i64) {
+    let Some((period, label)) = counter_label(key) else {
+        return;
+    };
+    let day = s.days.period_of(now_ms, period);
+    // Only the period under way is ever issued from again.
+    if day.date != label || value == 0 {
+        return;
+    }
+    if s.witness_file.as_ref().is_some_and(|f| f.has_news()) {
+        s.take_confirmations();
+    }
+    let name = s.witnesses.name(key);
+    let mark = match s.witnesses.slot(name, day.start_ms, day.end_ms, now_ms) {
+        Ok(mark) => mark,
+        Err(full) => {
+            crate::ffi::log(
+                "warning",
+                &format!(
+                    "idgen: DATESEQ counter {} arrived at {value} and is not witnessed: {full}",
+                    crate::error::shown(key)
+                ),
+            );
+            return;
+        }
+    };
+    mark.note(value);
+    // The counter's DIGITS are not known here: at least as many as its value has, and the
+    // default's; blocks never reach past them.
+    let digits = (value.checked_ilog10().unwrap_or(0) + 1)
+        .max(s.config.int(|c| &c.dateseq_digits) as u32)
+        .min(idgen_core::dateseq::MAX_DIGITS);
+    let reserve = mark.reserve(value, now_ms, most_in(digits));
+    if let (Some(upto), Some(file)) = (reserve.ask, &s.witness_file) {
+        file.ask(Ask {
+            name,
+            entry: Entry {
+                ends_ms: day.end_ms,
+                reserved: upto,
+                name: key.to_vec(),
+            },
+        });
+        if moved {
+            if let Err(why) = file.wait_here() {
+                crate::ffi::log(
+                    "warning",
+                    &format!(
+                        "idgen: {why}: DATESEQ counter {} arrived at {value} and is witnessed in \
+                         memory only until the witness file can be written",
+                        crate::error::shown(key)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// A hash that may be a lease namespace, arrived from elsewhere.
+fn namespace(ctx: &Context, ns: &[u8], s: &mut State) {
+    let Ok(pool) = crate::workerid::read(ctx, ns) else {
+        return;
+    };
+    let seen = pool.seen();
+    if seen == Seen::default() {
+        return;
+    }
+    s.lease_granted.forget(ns);
+    crate::workerid::remember(&mut s.lease_seen, ns, seen);
+    s.lease_arrived.insert(ns.to_vec());
+    if let (Some(file), Some(seen)) = (&s.lease_witness, s.lease_seen.get(ns)) {
+        file.ask(Line::Namespace(ns.to_vec(), *seen));
+        if let Err(why) = file.wait_here() {
+            crate::ffi::log(
+                "warning",
+                &format!(
+                    "idgen: {why}: namespace {} arrived and is witnessed in memory only until \
+                     the lease witness file can be written",
+                    crate::error::shown(ns)
+                ),
+            );
+        }
+    }
+}

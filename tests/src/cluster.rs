@@ -100,7 +100,8 @@ impl Cluster {
         let promoted = wait_for(Duration::from_secs(30), || is_primary(self.node(port)));
         assert!(
             promoted,
-            "the replica on {port} was not promoted within 30 s"
+            "the replica on {port} was not promoted within 30 s; its log:\n{}",
+            self.node(port).log()
         );
         self.wait_until_ok();
     }

@@ -145,7 +145,12 @@ pub fn dateseq_ways() -> Vec<Way> {
         },
         Way {
             name: "MOVE to another database",
-            lose: |con, key, _| run(con, &["MOVE", key, "1"]),
+            lose: |con, key, _| {
+                let n: i64 = cmd(&["MOVE", key, "1"]).query(con).unwrap();
+                let e: i64 = cmd(&["EXISTS", key]).query(con).unwrap();
+                let info: String = cmd(&["CLIENT", "INFO"]).query(con).unwrap();
+                eprintln!("MOVE {key} -> {n}, exists {e}: {info}");
+            },
             outcome: NoRepeat,
         },
         Way {

@@ -114,6 +114,9 @@ fn a_counter_whose_slot_moves_is_never_started_again() {
     assert!(err.starts_with(&format!("MOVED {slot} ")), "{err}");
 }
 
+/// The load's leases: shorter than the test, so that worker IDs are granted again.
+const LEASE_TTL_MS: i64 = 5_000;
+
 /// What the load threads saw.
 #[derive(Default)]
 struct Seen {
@@ -188,7 +191,7 @@ fn load(cluster: &Cluster, prefixes: Vec<String>, stop: Arc<AtomicBool>, seen: A
             let acquire = redis::cmd("WORKERID.ACQUIRE")
                 .arg(&ns)
                 .arg("TTL")
-                .arg(30_000)
+                .arg(LEASE_TTL_MS)
                 .arg("MAX")
                 .arg(4096)
                 .clone();
@@ -354,21 +357,26 @@ fn reshard_failover_and_rebalance_under_load_repeat_nothing() {
     }
     let ids: HashSet<&i64> = seen.snowflakes.iter().collect();
     assert_eq!(ids.len(), seen.snowflakes.len(), "Snowflake IDs repeated");
-    // Leases are never renewed or released here: a worker ID granted again must start above
-    // the end of the lease before it, or its IDs could meet the earlier holder's.
-    let mut last: HashMap<(&str, i64), (i64, i64)> = HashMap::new();
-    for (ns, worker, token, expires, start_above) in &seen.grants {
-        if let Some((before, ended)) = last.insert((ns.as_str(), *worker), (*token, *expires)) {
-            assert!(
-                token > &before,
-                "{ns}: worker ID {worker}'s token went back"
-            );
-            assert!(
-                start_above >= &ended,
-                "{ns}: worker ID {worker} granted over a live holder (starts above {start_above}, \
-                 the last lease ends at {ended})"
-            );
+    // Leases are never renewed or released here: a worker ID is granted again only once the
+    // lease before it has ended, and starts above all its holder could use (its start, as it
+    // never renewed). By token: two clients may note their grants out of order.
+    let mut grants = seen.grants.clone();
+    grants.sort_by_key(|(ns, worker, token, ..)| (ns.clone(), *worker, *token));
+    for pair in grants.windows(2) {
+        let [(ns, worker, token, ended, used), (ns2, worker2, token2, expires, start_above)] = pair
+        else {
+            unreachable!()
+        };
+        if (ns, worker) != (ns2, worker2) {
+            continue;
         }
+        assert!(token2 > token, "{ns}: worker ID {worker}'s token repeated");
+        let granted_at = expires - LEASE_TTL_MS;
+        assert!(
+            granted_at >= *ended && start_above >= used,
+            "{ns}: worker ID {worker} granted at {granted_at} to start above {start_above}, over \
+             a holder whose lease ended at {ended} and who could use up to {used}"
+        );
     }
     eprintln!(
         "{values} DATESEQ values, {} Snowflake IDs, {} grants; {} retries handed back",

@@ -91,8 +91,10 @@ fn migrate(from: &Server, to: &Server, key: &str) {
     );
 }
 
-/// One case: the values handed out, every one checked unique; panics naming the case.
-fn case(place: Place, loss: &Loss) {
+/// One case: the values handed out, every one checked unique; panics naming the case. False
+/// when the case cannot run here: state moved by MIGRATE on a server that does not witness it
+/// on arrival (Valkey 8.1 and later: docs/module.md, and the README's Guarantees).
+fn case(place: Place, loss: &Loss) -> bool {
     let dirs = [
         idgen_tests::data_dir("where-a"),
         idgen_tests::data_dir("where-b"),
@@ -110,6 +112,10 @@ fn case(place: Place, loss: &Loss) {
     let key = key();
     let a = Server::start_with(options(kill(0)));
     let b = Server::start_with(options(kill(1)));
+    let migrated = matches!(place, Place::MigratedTo | Place::MovedBack);
+    if migrated && a.info_field("arrivals_witnessed") == "0" {
+        return false;
+    }
     if let Place::PromotedReplica = place {
         b.replicate(&a);
     }
@@ -189,6 +195,7 @@ fn case(place: Place, loss: &Loss) {
             "{case}: the witness did not count the loss"
         );
     }
+    true
 }
 
 static CASES: AtomicUsize = AtomicUsize::new(0);
@@ -197,9 +204,12 @@ fn every_loss_at(place: Place) {
     let mut losses: Vec<Loss> = dateseq_ways().into_iter().map(Loss::Running).collect();
     losses.push(Loss::Kill9 { aof: true });
     losses.push(Loss::Kill9 { aof: false });
-    for loss in &losses {
-        case(place, loss);
+    let ran = losses.iter().filter(|loss| case(place, loss)).count();
+    if ran == 0 {
+        eprintln!("{place:?}: this server does not witness moved state on arrival");
+        return;
     }
+    assert_eq!(ran, losses.len());
     let all = CASES.fetch_add(losses.len(), Ordering::Relaxed) + losses.len();
     eprintln!(
         "{} DATESEQ cases at {place:?} ({all} of the where-matrix's so far)",

@@ -28,6 +28,16 @@ fn counter_key(server: &Server, prefix: &str) -> String {
     keys[0].clone()
 }
 
+/// Whether `server` witnesses state moved to it (not on Valkey 8.1 and later: docs/module.md);
+/// says so when it does not.
+fn witnesses_arrivals(server: &Server) -> bool {
+    let witnessed = server.info_field("arrivals_witnessed") == "1";
+    if !witnessed {
+        eprintln!("this server does not witness moved state on arrival (README, Guarantees)");
+    }
+    witnessed
+}
+
 fn del(server: &Server, key: &str) {
     let _: i64 = cmd(&["DEL", key]).query(&mut server.connection()).unwrap();
 }
@@ -81,6 +91,9 @@ fn a_counter_moved_to_another_node_carries_on_above_what_it_brought() {
     let source = Server::start(&["worker-id", "1"]);
     let migrated_to = Server::start(&["worker-id", "2"]);
     let restored_to = Server::start(&["worker-id", "3"]);
+    if !witnesses_arrivals(&migrated_to) {
+        return;
+    }
     for prefix in ["migrated", "dumped", "copied"] {
         for _ in 0..10 {
             next(&source, prefix);
@@ -120,6 +133,9 @@ fn a_counter_moved_to_another_node_carries_on_above_what_it_brought() {
 fn a_namespace_moved_in_and_lost_grants_no_worker_id_over_a_live_holder() {
     let source = coordinator_past_its_first_fence(Options::default());
     let target = coordinator_past_its_first_fence(Options::default());
+    if !witnesses_arrivals(&target) {
+        return;
+    }
     let held: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "30000", "MAX", "1"])
         .query(&mut source.connection())
         .unwrap();

@@ -18,16 +18,40 @@
 //!
 //! Events come from other commands, never from one of this module's (whose own `incrby` finds
 //! the state locked and is not heard).
+//!
+//! Not on Valkey 8.1 and later ([`leaves_clients_on_another_db`]): there a module's keyspace
+//! callback runs on the client whose command fired the event, switched to the event's
+//! database and left there, so subscribing to `move_to` and `copy_to` would move a client's
+//! `MOVE` or `COPY ... DB n` to another database (valkey-io/valkey#4024). Moved state is not
+//! witnessed on arrival there; a replica's is.
 
 use idgen_core::dateseq::ledger::Entry;
 use idgen_core::dateseq::{counter_label, most_in, parse_counter};
-use idgen_core::lease::Seen;
+use idgen_core::lease::{Pool, Seen};
 use idgen_core::lease_witness::Line;
 use redis_module::key::RedisKey;
-use redis_module::{Context, KeyType, RedisString};
+use redis_module::{Context, KeyType, RedisString, ScanKeyCursor};
 
 use crate::state::State;
 use crate::witness_file::Ask;
+
+/// Whether this server leaves a client on another database after a module hears an event of
+/// another database for it: Valkey from 8.1, as `INFO server` tells (`server_name`,
+/// `valkey_version`).
+pub fn leaves_clients_on_another_db(info_server: &str) -> bool {
+    let field = |name: &str| {
+        info_server
+            .lines()
+            .find_map(|line| line.trim_end().strip_prefix(name)?.strip_prefix(':'))
+    };
+    let version = field("valkey_version").filter(|_| field("server_name") == Some("valkey"));
+    let Some(version) = version else {
+        return false;
+    };
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (8, 1)
+}
 
 /// Whether `event` may bring state here: checked before the state is locked.
 pub fn may_bring_state(event: &[u8]) -> bool {
@@ -50,10 +74,7 @@ pub fn heard(ctx: &Context, event: &[u8], key: &RedisString, s: &mut State, now_
                 }
             }
         }
-        KeyType::Hash if moved => {
-            drop(opened);
-            namespace(ctx, key.as_slice(), s);
-        }
+        KeyType::Hash if moved => namespace(opened, key.as_slice(), s),
         _ => {}
     }
 }
@@ -116,9 +137,10 @@ fn counter(key: &[u8], value: u64, moved: bool, s: &mut State, now_ms: i64) {
     }
 }
 
-/// A hash that may be a lease namespace, arrived from elsewhere.
-fn namespace(ctx: &Context, ns: &[u8], s: &mut State) {
-    let Ok(pool) = crate::workerid::read(ctx, ns) else {
+/// A hash that may be a lease namespace, arrived from elsewhere. Read through the key, not
+/// `HGETALL`: a Cluster node that imports a slot serves no command on it but after `ASKING`.
+fn namespace(hash: RedisKey, ns: &[u8], s: &mut State) {
+    let Some(pool) = pool_of(hash) else {
         return;
     };
     let seen = pool.seen();
@@ -140,5 +162,39 @@ fn namespace(ctx: &Context, ns: &[u8], s: &mut State) {
                 ),
             );
         }
+    }
+}
+
+/// The lease pool a hash holds, if it is one.
+fn pool_of(hash: RedisKey) -> Option<Pool> {
+    let cursor = ScanKeyCursor::new(hash);
+    let (mut fields, mut text) = (Vec::new(), true);
+    while cursor.scan(
+        |_, field, value| match (field.try_as_str(), value.try_as_str()) {
+            (Ok(f), Ok(v)) => fields.push((f.to_string(), v.to_string())),
+            _ => text = false,
+        },
+    ) {}
+    let pairs = fields.iter().map(|(f, v)| (f.as_str(), v.as_str()));
+    text.then(|| Pool::from_fields(pairs).ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valkey_from_8_1_leaves_clients_on_another_db() {
+        let server = |name: &str, version: &str| {
+            format!("# Server\r\nredis_version:7.2.4\r\nserver_name:{name}\r\nvalkey_version:{version}\r\n")
+        };
+        assert!(leaves_clients_on_another_db(&server("valkey", "8.1.1")));
+        assert!(leaves_clients_on_another_db(&server("valkey", "9.0.0")));
+        assert!(!leaves_clients_on_another_db(&server("valkey", "8.0.1")));
+        assert!(!leaves_clients_on_another_db(&server("valkey", "7.2.5")));
+        assert!(!leaves_clients_on_another_db(
+            "# Server\r\nredis_version:8.0.2\r\n"
+        ));
+        assert!(!leaves_clients_on_another_db(""));
     }
 }

@@ -81,6 +81,7 @@ fn state(f: &mut Fields, s: &State) {
         .field("maxmemory_policy", s.eviction.policy())
         .field("eviction_can_evict", s.eviction.at_risk())
         .field("eviction_refusals", s.eviction.refused);
+    f.field("arrivals_witnessed", u64::from(s.arrivals_witnessed));
     let primary_conflict = s.primary_conflict.as_deref();
     match &s.cluster {
         Some(watch) => {

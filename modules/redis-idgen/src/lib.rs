@@ -158,7 +158,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     }
     // On an error from here on, the state is dropped: its reservation thread stops before
     // Redis unloads the module's code.
-    let state = load::start(ctx, args, setting_changed)?;
+    let mut state = load::start(ctx, args, setting_changed)?;
     let summary = load::summary(&state);
     let cluster = state.cluster.is_some();
     // Registered before the module is installed, so that a refusal still drops the state.
@@ -169,7 +169,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
             .map_err(LoadError::Redis)?;
     }
     ffi::blocked::on_shutdown(ctx.ctx, shutting_down).map_err(LoadError::Redis)?;
-    ffi::keyspace::subscribe::<Arrivals>(ctx, Kinds::Generic).map_err(LoadError::Redis)?;
+    state.arrivals_witnessed = hear_arrivals(ctx)?;
     ffi::replicas::on_change(ctx, replica_changed).map_err(LoadError::Redis)?;
     let replica = state.replica;
     if MODULE.set(Module::new(state)).is_err() {
@@ -259,6 +259,29 @@ impl ffi::keyspace::Listener for Arrivals {
             arrival::heard(ctx, event, key, &mut state, SystemClock.now_ms());
         }
     }
+}
+
+/// Subscribes to the events of state moved here (MIGRATE, RESTORE, COPY), where that leaves
+/// other clients alone; whether it did.
+fn hear_arrivals(ctx: &Context) -> Result<bool, LoadError> {
+    let info = match ctx.call("INFO", &["server"]) {
+        Ok(
+            redis_module::RedisValue::SimpleString(text)
+            | redis_module::RedisValue::BulkString(text),
+        ) => text,
+        _ => String::new(),
+    };
+    if arrival::leaves_clients_on_another_db(&info) {
+        ffi::log(
+            "notice",
+            "idgen: state moved here by MIGRATE, RESTORE or COPY is not witnessed on arrival: \
+             on this server a module that hears those events leaves the client that sent MOVE \
+             or COPY on another database (valkey-io/valkey#4024)",
+        );
+        return Ok(false);
+    }
+    ffi::keyspace::subscribe::<Arrivals>(ctx, Kinds::Generic).map_err(LoadError::Redis)?;
+    Ok(true)
 }
 
 /// Subscribes to what a replica takes in, once: from the first time this node is a replica on.

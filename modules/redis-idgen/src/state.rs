@@ -170,6 +170,9 @@ pub struct State {
     /// Why SNOWFLAKE.NEXT is refused: this node's primary claimed its worker-id pair
     /// (`identity.rs`).
     pub primary_conflict: Option<String>,
+    /// Whether state moved here by MIGRATE, RESTORE or COPY is witnessed as it arrives
+    /// (`arrival.rs`; not where hearing it would disturb other clients).
+    pub arrivals_witnessed: bool,
 }
 
 /// What the state is made from at load, besides the configuration.
@@ -231,6 +234,7 @@ impl State {
             lease_fenced: 0,
             lease_arrived: HashSet::new(),
             primary_conflict: None,
+            arrivals_witnessed: false,
         })
     }
 

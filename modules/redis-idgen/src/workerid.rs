@@ -285,7 +285,7 @@ fn open(
 }
 
 /// The namespace's pool (empty when the key does not exist).
-pub(crate) fn read(ctx: &Context, ns: &[u8]) -> Result<Pool, CommandError> {
+fn read(ctx: &Context, ns: &[u8]) -> Result<Pool, CommandError> {
     let reply = ctx
         .call("HGETALL", &[ns])
         .map_err(|e| match e.to_string() {

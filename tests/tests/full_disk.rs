@@ -49,7 +49,7 @@ fn load(
                 Ok(ids) => note(&mut |t| t.snowflakes.extend(&ids)),
                 Err(_) => note(&mut |t| t.refusals += 1),
             }
-            if round % 4 == 0 {
+            if round.is_multiple_of(4) {
                 let ns = format!("fleet-{client}-{round}");
                 match cmd(&["WORKERID.ACQUIRE", &ns, "TTL", "20000", "MAX", "1"])
                     .query::<Vec<i64>>(&mut con)

@@ -113,7 +113,10 @@ fn counter(key: &[u8], value: u64, moved: bool, s: &mut State, now_ms: i64) {
         .max(s.config.int(|c| &c.dateseq_digits) as u32)
         .min(idgen_core::dateseq::MAX_DIGITS);
     let reserve = mark.reserve(value, now_ms, most_in(digits));
-    if let (Some(upto), Some(file)) = (reserve.ask, &s.witness_file) {
+    let Some(file) = &s.witness_file else {
+        return;
+    };
+    if let Some(upto) = reserve.ask {
         file.ask(Ask {
             name,
             entry: Entry {
@@ -122,17 +125,18 @@ fn counter(key: &[u8], value: u64, moved: bool, s: &mut State, now_ms: i64) {
                 name: key.to_vec(),
             },
         });
-        if moved {
-            if let Err(why) = file.wait_here() {
-                crate::ffi::log(
-                    "warning",
-                    &format!(
-                        "idgen: {why}: DATESEQ counter {} arrived at {value} and is witnessed in \
-                         memory only until the witness file can be written",
-                        crate::error::shown(key)
-                    ),
-                );
-            }
+    }
+    // Moved here, it is this node's alone now: on disk before the command that moved it ends.
+    if moved && reserve.wait {
+        if let Err(why) = file.wait_here() {
+            crate::ffi::log(
+                "warning",
+                &format!(
+                    "idgen: {why}: DATESEQ counter {} arrived at {value} and is witnessed in \
+                     memory only until the witness file can be written",
+                    crate::error::shown(key)
+                ),
+            );
         }
     }
 }

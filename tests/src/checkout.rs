@@ -130,6 +130,27 @@ pub fn try_compiled(source: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// A copy of the release build of the module, in this test process's directory, that names
+/// `shim` as its first needed library: a server that loads modules with `RTLD_DEEPBIND`
+/// (Valkey 8.1) has the module find libc's functions before a preloaded shim's, but not before
+/// those of a library the module itself needs.
+pub fn module_needing(shim: &Path, name: &str) -> PathBuf {
+    let copy = crate::dirs::process_dir().join(format!("module-{name}.so"));
+    std::fs::copy(module_path(), &copy).expect("copy the module");
+    let out = Command::new("patchelf")
+        .arg("--add-needed")
+        .arg(shim)
+        .arg(&copy)
+        .output()
+        .expect("patchelf (Debian's patchelf; scripts/deps.sh installs it)");
+    assert!(
+        out.status.success(),
+        "patchelf --add-needed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    copy
+}
+
 /// A second module for the tests (tests/demoter/demoter.c): loaded with `host port`, it runs
 /// `REPLICAOF host port` through `RM_Call` when a string key named `{demote}...` changes, from
 /// inside the command that changed it.

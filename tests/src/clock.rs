@@ -8,7 +8,6 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::server::Options;
@@ -57,22 +56,7 @@ impl ClockShift {
 /// needed library.
 fn shifted_module() -> &'static Path {
     static MODULE: OnceLock<PathBuf> = OnceLock::new();
-    MODULE.get_or_init(|| {
-        let copy = crate::dirs::process_dir().join("module-clockshift.so");
-        std::fs::copy(crate::module_path(), &copy).expect("copy the module");
-        let out = Command::new("patchelf")
-            .arg("--add-needed")
-            .arg(shim())
-            .arg(&copy)
-            .output()
-            .expect("patchelf (Debian's patchelf; scripts/deps.sh installs it)");
-        assert!(
-            out.status.success(),
-            "patchelf --add-needed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        copy
-    })
+    MODULE.get_or_init(|| crate::checkout::module_needing(shim(), "clockshift"))
 }
 
 /// The compiled shim, built once per test process from this checkout's source.

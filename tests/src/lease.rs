@@ -41,3 +41,20 @@ pub fn renew_for(
     );
     cmd(&["WORKERID.RENEW", ns, &w, &t, "TTL", &ttl, "UNTIL", &until]).query(con)
 }
+
+/// Grants the one worker ID of each pool-of-one namespace in `told` (namespace, the end of a
+/// lease told on it) again, asserting each new holder starts above that end: nothing granted
+/// over a holder that was told, whatever was lost since. `case` names the test case.
+pub fn assert_granted_above(con: &mut redis::Connection, told: &[(String, i64)], case: &str) {
+    for (ns, until) in told {
+        let g: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "1000", "MAX", "1"])
+            .query(con)
+            .unwrap();
+        assert!(
+            g[3] >= *until,
+            "{case}: {ns}'s worker ID 0 granted to start above {} over a holder told it until \
+             {until}",
+            g[3]
+        );
+    }
+}

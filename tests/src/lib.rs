@@ -27,6 +27,7 @@ pub mod ticket;
 pub mod tmpfs;
 mod waiting;
 pub mod witness_file;
+pub mod writefault;
 
 pub use checkout::{
     compiled, demoter, lease_worker_binary, module_path, newer_source, release_artifact,

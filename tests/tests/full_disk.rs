@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use idgen_tests::lease::coordinator_past_its_first_fence;
+use idgen_tests::lease::{assert_granted_above, coordinator_past_its_first_fence};
 use idgen_tests::tmpfs::Tmpfs;
 use idgen_tests::{cmd, wait_for, Options, Server};
 
@@ -131,17 +131,7 @@ fn fills_under_load(name: &str) {
         "{name}: a Snowflake ID repeated"
     );
     // Each namespace's one worker ID granted again: above the end of the lease told before.
-    for (ns, until) in &told.grants {
-        let g: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "1000", "MAX", "1"])
-            .query(&mut con)
-            .unwrap();
-        assert!(
-            g[3] >= *until,
-            "{name}: {ns} granted worker ID 0 to start above {} over a holder told it until \
-             {until}",
-            g[3]
-        );
-    }
+    assert_granted_above(&mut con, &told.grants, name);
     let values: usize = told.dateseq.values().map(Vec::len).sum();
     eprintln!(
         "{name}: {values} DATESEQ values, {} Snowflake IDs, {} grants told; {} refusals",

@@ -131,18 +131,30 @@ def test_a_blocked_renewal_stops_next_before_the_lease_ends(coordinator):
 WORKER = """
 import sys, idgen
 ids = idgen.LeasedSnowflake(sys.argv[1], "race", ttl_ms=1500)
-print(ids.worker_id)
+print(ids.worker_id, flush=True)
 print(*ids.next_many(5000), sep="\\n")
+# Held until every process has its lease (stdin closed): one that exited first would release
+# its worker ID to a later one.
+sys.stdin.read()
 # no close(): the lease is released at exit
 """
 
 
 def test_processes_that_acquire_at_once_get_different_worker_ids(coordinator):
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, coordinator.url], stdout=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, coordinator.url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         for _ in range(4)
     ]
-    outs = [p.communicate(timeout=30)[0].split() for p in procs]
+    firsts = [p.stdout.readline() for p in procs]
+    for p in procs:
+        p.stdin.close()
+    outs = [(first + p.stdout.read()).split() for first, p in zip(firsts, procs)]
+    for p in procs:
+        p.wait(timeout=30)
     assert all(p.returncode == 0 for p in procs)
     workers = [int(out[0]) for out in outs]
     assert len(set(workers)) == 4, workers

@@ -234,10 +234,43 @@ fn module_arguments_are_refused_with_what_was_given_and_nothing_repeats() {
                     .unwrap_err(),
             );
             assert!(
-                err.starts_with("ERR ") && (quotes(&err, input) || *command == "IDGEN.DECODE"),
+                err.starts_with("ERR ") && quotes(&err, input),
                 "{command} {input:?}: {err}"
             );
         }
+    }
+    // Below zero where only zero and above mean anything: refused, not taken as the least.
+    let grant: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "negative", "TTL", "1000"])
+        .query(&mut con)
+        .unwrap();
+    let (worker, token) = (grant[0].to_string(), grant[1].to_string());
+    for words in [
+        &[
+            "WORKERID.RENEW",
+            "negative",
+            &worker,
+            &token,
+            "TTL",
+            "1000",
+            "UNTIL",
+            "-1",
+        ][..],
+        &[
+            "WORKERID.RELEASE",
+            "negative",
+            &worker,
+            &token,
+            "UNTIL",
+            "-1",
+        ],
+    ] {
+        cases += 1;
+        refused += 1;
+        let err = error_text(&cmd(words).query::<redis::Value>(&mut con).unwrap_err());
+        assert!(
+            err.starts_with("ERR UNTIL -1 must be between 0 and"),
+            "{words:?}: {err}"
+        );
     }
     let _: String = cmd(&["PING"]).query(&mut con).unwrap();
     eprintln!(

@@ -192,6 +192,15 @@ fn replicas_refuse_unless_told_and_nothing_is_propagated() {
             .map(|e| e.unwrap().metadata().unwrap().len())
             .sum()
     };
+    // The primary sends the replica its worker-id claim once it is online (`IDGEN.CLAIM`, to
+    // the AOF too): measured once that has gone out.
+    loop {
+        let before = offset(&mut p);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if offset(&mut p) == before {
+            break;
+        }
+    }
     let (offset_before, aof_before) = (offset(&mut p), aof_size());
     for (command, _) in FORMS {
         let _: Vec<String> = cmd(&[command, "COUNT", "1000"]).query(&mut p).unwrap();

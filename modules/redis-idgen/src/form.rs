@@ -128,11 +128,21 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
         return Err(CommandError::WrongArity);
     }
     let raw = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let text = std::str::from_utf8(raw).map_err(|_| idgen_core::SqidError::NotASqid)?;
-    let numbers = s.sqids.decode(text)?;
+    let not_ours = || {
+        CommandError::OutOfRange(format!(
+            "{} is {}",
+            crate::error::shown(raw),
+            idgen_core::SqidError::NotASqid
+        ))
+    };
+    let text = std::str::from_utf8(raw).map_err(|_| not_ours())?;
+    let numbers = s.sqids.decode(text).map_err(|e| match e {
+        idgen_core::SqidError::NotASqid => not_ours(),
+        e => e.into(),
+    })?;
     // Encode takes only what fits a RESP integer, so a Sqid of a larger number is not ours.
     if numbers.iter().any(|&n| n > i64::MAX as u64) {
-        return Err(idgen_core::SqidError::NotASqid.into());
+        return Err(not_ours());
     }
     ctx.reply_ids(&numbers, false)
 }

@@ -70,7 +70,7 @@ pub fn renew(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErro
         if name.eq_ignore_ascii_case(b"TTL") {
             ttl = Some(args.next_i64()?);
         } else if name.eq_ignore_ascii_case(b"UNTIL") {
-            until = args.next_i64()?;
+            until = CommandError::check_range("UNTIL", args.next_i64()?, 0, i64::MAX)?;
         } else {
             return Ok(false);
         }
@@ -160,7 +160,12 @@ pub fn release(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandEr
     let mut used = None;
     args.options(|name, args| {
         if name.eq_ignore_ascii_case(b"UNTIL") {
-            used = Some(args.next_i64()?);
+            used = Some(CommandError::check_range(
+                "UNTIL",
+                args.next_i64()?,
+                0,
+                i64::MAX,
+            )?);
             Ok(true)
         } else {
             Ok(false)

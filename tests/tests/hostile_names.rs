@@ -59,8 +59,59 @@ struct Left {
     last: Option<i64>,
 }
 
+/// Leases `name` and takes DATESEQ values of it (refused only where no counter key can be
+/// named from it, exactly): what it left.
+fn use_name(con: &mut redis::Connection, name: Vec<u8>) -> Left {
+    let grant: Vec<i64> = redis::cmd("WORKERID.ACQUIRE")
+        .arg(&name)
+        .arg("TTL")
+        .arg(25_000)
+        .query(con)
+        .unwrap_or_else(|e| panic!("ACQUIRE {:?}: {e}", name.escape_ascii()));
+    let mut last = None;
+    for _ in 0..3 {
+        match redis::cmd("DATESEQ.NEXT").arg(&name).query::<i64>(con) {
+            Ok(v) => last = Some(v),
+            Err(e) => {
+                let text = error_text(&e);
+                assert!(
+                    text == "ERR prefix must not be empty"
+                        || text.starts_with("ERR prefix has '}' without a '{...}' hash tag"),
+                    "{:?}: {text}",
+                    name.escape_ascii()
+                );
+                break;
+            }
+        }
+    }
+    let holders = holders(con, &name);
+    assert_eq!(holders, [(grant[0], grant[1])]);
+    Left {
+        name,
+        holders,
+        last,
+    }
+}
+
+/// Every lease and counter in `left` where it was after `how`; each counter carries on above.
+fn all_where_they_were(con: &mut redis::Connection, left: &mut [Left], how: &str) {
+    for l in left {
+        let shown = l.name.escape_ascii().to_string();
+        let shown = &shown[..shown.len().min(40)];
+        assert_eq!(holders(con, &l.name), l.holders, "{shown} after {how}");
+        let Some(last) = l.last else { continue };
+        assert!(
+            current(con, &l.name) >= Some(last),
+            "{shown}'s counter went back after {how}"
+        );
+        let next: i64 = redis::cmd("DATESEQ.NEXT").arg(&l.name).query(con).unwrap();
+        assert!(next > last, "{shown} repeated {next} after {how}");
+        l.last = Some(next);
+    }
+}
+
 #[test]
-fn hostile_names_survive_a_clean_stop_and_kill_9() {
+fn hostile_names_survive_a_clean_stop_and_kill_9_after_each_batch() {
     let dir = idgen_tests::data_dir("hostile-names");
     let options = Options {
         dir: Some(dir.to_path_buf()),
@@ -68,48 +119,22 @@ fn hostile_names_survive_a_clean_stop_and_kill_9() {
     }
     .server(&["--appendonly", "yes", "--appendfsync", "always"]);
     let mut server = coordinator_past_its_first_fence(options.clone());
-    let mut con = server.connection();
     let mut left = Vec::new();
-    for name in hostile_names() {
-        let grant: Vec<i64> = redis::cmd("WORKERID.ACQUIRE")
-            .arg(&name)
-            .arg("TTL")
-            .arg(25_000)
-            .query(&mut con)
-            .unwrap_or_else(|e| panic!("ACQUIRE {:?}: {e}", name.escape_ascii()));
-        assert_eq!(grant.len(), 4);
-        let mut last = None;
-        for _ in 0..3 {
-            match redis::cmd("DATESEQ.NEXT").arg(&name).query::<i64>(&mut con) {
-                Ok(v) => last = Some(v),
-                Err(e) => {
-                    // Only the prefixes no counter key can be named from, refused exactly.
-                    let text = error_text(&e);
-                    assert!(
-                        text == "ERR prefix must not be empty"
-                            || text.starts_with("ERR prefix has '}' without a '{...}' hash tag"),
-                        "{:?}: {text}",
-                        name.escape_ascii()
-                    );
-                    break;
-                }
-            }
-        }
-        let holders = holders(&mut con, &name);
-        assert_eq!(holders, [(grant[0], grant[1])]);
-        left.push(Left {
-            name,
-            holders,
-            last,
-        });
-    }
-    drop(con);
-
-    for how in ["a clean stop", "kill -9"] {
-        if how == "kill -9" {
-            server.kill9();
+    let names = hostile_names();
+    let batches: Vec<&[Vec<u8>]> = names.chunks(5).collect();
+    for (i, batch) in batches.iter().enumerate() {
+        let mut con = server.connection();
+        left.extend(batch.iter().map(|name| use_name(&mut con, name.clone())));
+        drop(con);
+        let how = if i % 2 == 0 {
+            "a clean stop"
         } else {
+            "kill -9"
+        };
+        if i % 2 == 0 {
             server.shutdown();
+        } else {
+            server.kill9();
         }
         server = Server::try_start(Options {
             port: Some(server.port),
@@ -117,21 +142,12 @@ fn hostile_names_survive_a_clean_stop_and_kill_9() {
         })
         .unwrap_or_else(|log| panic!("the server did not start again after {how}:\n{log}"));
         let mut con = server.connection();
-        for l in &left {
-            let shown = l.name.escape_ascii().to_string();
-            let shown = &shown[..shown.len().min(40)];
-            assert_eq!(holders(&mut con, &l.name), l.holders, "{shown} after {how}");
-            let Some(last) = l.last else { continue };
-            assert!(
-                current(&mut con, &l.name) >= Some(last),
-                "{shown}'s counter went back after {how}"
-            );
-            let next: i64 = redis::cmd("DATESEQ.NEXT")
-                .arg(&l.name)
-                .query(&mut con)
-                .unwrap();
-            assert!(next > last, "{shown} repeated {next} after {how}");
-        }
+        all_where_they_were(&mut con, &mut left, how);
         let _: Value = redis::cmd("PING").query(&mut con).unwrap();
     }
+    eprintln!(
+        "{} hostile names in {} batches, a restart after each",
+        left.len(),
+        batches.len()
+    );
 }

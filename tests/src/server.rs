@@ -250,6 +250,19 @@ impl Server {
         ));
     }
 
+    /// `master_repl_offset` from `INFO replication`: how far its replication stream has gone
+    /// (sent, on a primary; taken in, on a replica).
+    pub fn replication_offset(&self) -> i64 {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut self.connection())
+            .expect("INFO replication");
+        info.lines()
+            .find_map(|line| line.strip_prefix("master_repl_offset:"))
+            .and_then(|offset| offset.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no master_repl_offset in INFO replication:\n{info}"))
+    }
+
     /// `INFO idgen` field `name` (without the `idgen_` prefix).
     pub fn info_field(&self, name: &str) -> String {
         let info: String = redis::cmd("INFO")

@@ -67,3 +67,64 @@ fn a_replica_with_its_primarys_worker_id_says_so_and_refuses_once_promoted() {
     assert_eq!((id >> 12) & 31, 5);
     assert_eq!(restarted.info_field("worker_id_conflict"), "");
 }
+
+fn told_of_conflict(replica: &Server, pair: &str) -> bool {
+    wait_for(Duration::from_secs(10), || {
+        replica
+            .info_field("worker_id_conflict")
+            .contains(&format!("primary issues IDs as {pair} too"))
+    })
+}
+
+/// The claim travels with every link, not only the first full sync: a replica that restarts
+/// and continues its primary's stream (a partial resynchronization, no full sync) is told
+/// again, its verdict having gone with its memory.
+#[test]
+fn a_restarted_twin_that_resumes_its_link_is_told_again() {
+    let primary = Server::start(&["worker-id", "5", "datacenter-id", "2"]);
+    let options = Options {
+        dir: Some(idgen_tests::data_dir("identity-twin").to_path_buf()),
+        ..Options::module(&["worker-id", "5", "datacenter-id", "2"])
+    }
+    .server(&["--replicaof", "127.0.0.1", &primary.port.to_string()]);
+    let mut twin = Server::start_with(options.clone());
+    assert!(told_of_conflict(&twin, "datacenter 2 worker 5"));
+    let _: redis::RedisResult<()> = cmd(&["SHUTDOWN", "SAVE"]).query(&mut twin.connection());
+    assert!(wait_for(Duration::from_secs(10), || !twin.is_alive()));
+    let twin = Server::start_with(Options {
+        port: Some(twin.port),
+        ..options
+    });
+    assert!(
+        told_of_conflict(&twin, "datacenter 2 worker 5"),
+        "not told after its restart"
+    );
+    assert!(
+        twin.log()
+            .contains("Master accepted a Partial Resynchronization"),
+        "the test meant a partial resynchronization:\n{}",
+        twin.log()
+    );
+}
+
+/// A chain: the middle replica has a pair of its own, the one below shares it. While the
+/// middle is a replica nothing is wrong; once it is promoted, the one below is told.
+#[test]
+fn a_replica_below_a_promoted_replica_with_its_pair_is_told() {
+    let primary = Server::start(&["worker-id", "5", "datacenter-id", "2"]);
+    let middle = Server::start(&["worker-id", "6", "datacenter-id", "2"]);
+    let below = Server::start(&["worker-id", "6", "datacenter-id", "2"]);
+    middle.replicate(&primary);
+    below.replicate(&middle);
+    // The top primary's claim reaches the one below through the middle: not its pair.
+    assert!(wait_for(Duration::from_secs(10), || {
+        let sent = primary.replication_offset();
+        sent > 0 && below.replication_offset() == sent
+    }));
+    assert_eq!(below.info_field("worker_id_conflict"), "");
+    promote(&middle);
+    assert!(
+        told_of_conflict(&below, "datacenter 2 worker 6"),
+        "not told after the middle's promotion"
+    );
+}

@@ -177,15 +177,6 @@ fn replicas_refuse_unless_told_and_nothing_is_propagated() {
     let replica = Server::start(&[]);
     replica.replicate(&primary);
     let mut p = primary.connection();
-    let offset = |con: &mut redis::Connection| -> i64 {
-        let info: String = cmd(&["INFO", "replication"]).query(con).unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix("master_repl_offset:"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
     let aof_size = || -> u64 {
         std::fs::read_dir(primary.dir.join("appendonlydir"))
             .unwrap()
@@ -195,18 +186,22 @@ fn replicas_refuse_unless_told_and_nothing_is_propagated() {
     // The primary sends the replica its worker-id claim once it is online (`IDGEN.CLAIM`, to
     // the AOF too): measured once that has gone out.
     loop {
-        let before = offset(&mut p);
+        let before = primary.replication_offset();
         std::thread::sleep(std::time::Duration::from_millis(200));
-        if offset(&mut p) == before {
+        if primary.replication_offset() == before {
             break;
         }
     }
-    let (offset_before, aof_before) = (offset(&mut p), aof_size());
+    let (offset_before, aof_before) = (primary.replication_offset(), aof_size());
     for (command, _) in FORMS {
         let _: Vec<String> = cmd(&[command, "COUNT", "1000"]).query(&mut p).unwrap();
         let _ = pipelined(&mut p, command, 1_000);
     }
-    assert_eq!(offset(&mut p), offset_before, "the replication stream grew");
+    assert_eq!(
+        primary.replication_offset(),
+        offset_before,
+        "the replication stream grew"
+    );
     assert_eq!(aof_size(), aof_before, "the AOF grew");
 
     let mut r = replica.connection();

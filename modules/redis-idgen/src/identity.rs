@@ -1,5 +1,7 @@
 //! One identity per node, across replication: a primary sends its worker-id claim to each
-//! replica that comes online (`IDGEN.CLAIM datacenter worker`, over the replication link), and
+//! replica that comes online (`IDGEN.CLAIM datacenter worker`, over the replication link; a
+//! partial resynchronization is a coming online too, so a restarted replica and the replicas
+//! of a newly promoted one hear it again, `tests/identity.rs`), and
 //! a replica configured with the same pair (one templated configuration for both, say) says so
 //! at once, in its log and `INFO idgen`, and refuses SNOWFLAKE.NEXT after a promotion: promoted,
 //! it would issue the IDs its primary issued in the same milliseconds (the two clocks differ, and

@@ -19,16 +19,58 @@ impl Partition {
     pub fn between(a: u16, b: u16) -> Result<Partition, String> {
         let mut partition = Partition { rules: Vec::new() };
         for (from, to) in [(a, b), (b, a)] {
-            let rule: Vec<String> = ["INPUT", "-i", "lo", "-p", "tcp", "--sport"]
-                .iter()
-                .map(|s| s.to_string())
-                .chain([from.to_string(), "--dport".into(), to.to_string()])
-                .chain(["-j".into(), "DROP".into()])
-                .collect();
-            iptables("-I", &rule)?;
-            partition.rules.push(rule);
+            partition.insert(&[("--sport", from), ("--dport", to)], "DROP")?;
         }
         Ok(partition)
+    }
+
+    /// Drops every packet to and from `server`'s port but those of its clients named `keep`
+    /// (`CLIENT SETNAME`): the server is cut off from its replicas, its Sentinels and every new
+    /// connection, while the named clients go on talking to it, as clients on the primary's
+    /// side of a partition would.
+    ///
+    /// # Errors
+    /// As [`Partition::between`], or when CLIENT LIST cannot be read.
+    pub fn isolate(server: &Server, keep: &str) -> Result<Partition, String> {
+        let list: String = cmd(&["CLIENT", "LIST"])
+            .query(&mut server.connection())
+            .map_err(|e| e.to_string())?;
+        let named = format!("name={keep}");
+        let kept: Vec<u16> = list
+            .lines()
+            .filter(|client| client.split_whitespace().any(|field| field == named))
+            .filter_map(|client| {
+                let addr = client
+                    .split_whitespace()
+                    .find_map(|field| field.strip_prefix("addr="))?;
+                addr.rsplit(':').next()?.parse().ok()
+            })
+            .collect();
+        let mut partition = Partition { rules: Vec::new() };
+        // Inserted at the top: the drops first, so the exceptions end up above them.
+        for side in ["--dport", "--sport"] {
+            partition.insert(&[(side, server.port)], "DROP")?;
+        }
+        for client in kept {
+            partition.insert(&[("--sport", client), ("--dport", server.port)], "ACCEPT")?;
+            partition.insert(&[("--sport", server.port), ("--dport", client)], "ACCEPT")?;
+        }
+        Ok(partition)
+    }
+
+    /// Inserts `-A INPUT -i lo -p tcp <matches> -j <target>` at the top of INPUT.
+    fn insert(&mut self, matches: &[(&str, u16)], target: &str) -> Result<(), String> {
+        let mut rule: Vec<String> = ["INPUT", "-i", "lo", "-p", "tcp"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for (option, port) in matches {
+            rule.extend([option.to_string(), port.to_string()]);
+        }
+        rule.extend(["-j".to_string(), target.to_string()]);
+        iptables("-I", &rule)?;
+        self.rules.push(rule);
+        Ok(())
     }
 }
 

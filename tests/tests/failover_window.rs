@@ -117,21 +117,7 @@ fn a_renewal_lost_in_a_failover_is_below_every_grant_of_the_promoted_replica() {
     let _: i64 = cmd(&["WAIT", "1", "2000"]).query(&mut p).unwrap();
     let partition = Partition::replication_link(&primary)
         .unwrap_or_else(|e| panic!("the window test cuts a link with iptables: {e}"));
-    // Acknowledged by the primary alone: the holder may now use times up to `lost_until`.
-    let lost_until = now_ms() + 1_900;
-    let renewed: Vec<i64> = cmd(&[
-        "WORKERID.RENEW",
-        "fleet",
-        &worker,
-        &token,
-        "TTL",
-        "2000",
-        "UNTIL",
-        &lost_until.to_string(),
-    ])
-    .query(&mut p)
-    .unwrap();
-    assert_eq!(renewed[1], lost_until);
+    let lost_until = renew_on_the_primary_alone(&mut p, &worker, &token);
     let acked: i64 = cmd(&["WAIT", "1", "300"]).query(&mut p).unwrap();
     assert_eq!(
         acked, 0,
@@ -143,26 +129,7 @@ fn a_renewal_lost_in_a_failover_is_below_every_grant_of_the_promoted_replica() {
     let mut r = replica.connection();
     let _: () = cmd(&["REPLICAOF", "NO", "ONE"]).query(&mut r).unwrap();
     drop(partition);
-    // The worker ID is free on the promoted copy once the replicated lease ends.
-    let mut grant: Vec<i64> = Vec::new();
-    let freed = wait_for(Duration::from_secs(5), || {
-        grant = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "2000", "MAX", "1"])
-            .query(&mut r)
-            .unwrap_or_default();
-        !grant.is_empty()
-    });
-    assert!(freed, "the worker ID was never granted again");
-    let margin = grant[3] - lost_until;
-    eprintln!(
-        "a renewal lost in the failover let its holder use times up to {lost_until}; the \
-         promoted replica's grant of the same worker ID starts {margin} ms above that"
-    );
-    assert!(
-        margin > 0,
-        "worker ID {} granted to start above {}, below the lost renewal's UNTIL {lost_until}",
-        grant[0],
-        grant[3]
-    );
+    assert_next_grant_above(&mut r, lost_until);
 }
 
 /// Where a value was acknowledged: by the primary Sentinel named when it was asked.
@@ -264,21 +231,7 @@ fn a_sentinel_promotion_repeats_no_value_with_the_documented_gap() {
     let partition = Partition::isolate(&primary, "load")
         .unwrap_or_else(|e| panic!("the window test cuts links with iptables: {e}"));
 
-    // Acknowledged by the old primary alone: the holder may now use times up to `lost_until`.
-    let lost_until = now_ms() + 1_900;
-    let renewed: Vec<i64> = cmd(&[
-        "WORKERID.RENEW",
-        "fleet",
-        &worker,
-        &token,
-        "TTL",
-        "2000",
-        "UNTIL",
-        &lost_until.to_string(),
-    ])
-    .query(&mut p)
-    .unwrap();
-    assert_eq!(renewed[1], lost_until);
+    let lost_until = renew_on_the_primary_alone(&mut p, &worker, &token);
 
     // The gap as docs/module.md sizes it (the peak rate × (s + 2 s)), set where it will be
     // taken before any client reaches the promoted replica.
@@ -357,23 +310,7 @@ fn a_sentinel_promotion_repeats_no_value_with_the_documented_gap() {
     );
     drop(acked);
 
-    // The worker ID is free on the promoted replica once the replicated lease ends.
-    let mut r = replica.connection();
-    let mut grant: Vec<i64> = Vec::new();
-    let freed = wait_for(Duration::from_secs(10), || {
-        grant = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "2000", "MAX", "1"])
-            .query(&mut r)
-            .unwrap_or_default();
-        !grant.is_empty()
-    });
-    assert!(freed, "the worker ID was never granted again");
-    let margin = grant[3] - lost_until;
-    eprintln!("the promoted replica's grant starts {margin} ms above the lost renewal's UNTIL");
-    assert!(
-        margin > 0,
-        "granted from {} below the lost UNTIL {lost_until}",
-        grant[3]
-    );
+    assert_next_grant_above(&mut replica.connection(), lost_until);
     drop(partition);
 }
 
@@ -388,4 +325,48 @@ fn peak_rate(acked: &[(i64, Node, Duration)]) -> f64 {
     // The last slice may be cut short by the refusal; the first by the clients' start.
     let full = counts.values().skip(1).rev().skip(1);
     f64::from(full.copied().max().unwrap_or(0)) * 1_000.0 / slice as f64
+}
+
+/// Renews worker ID `worker` of namespace `fleet` on a primary cut off from its replica: its
+/// holder may now use times up to the UNTIL it returns, which only that primary knows.
+fn renew_on_the_primary_alone(p: &mut redis::Connection, worker: &str, token: &str) -> i64 {
+    let lost_until = now_ms() + 1_900;
+    let renewed: Vec<i64> = cmd(&[
+        "WORKERID.RENEW",
+        "fleet",
+        worker,
+        token,
+        "TTL",
+        "2000",
+        "UNTIL",
+        &lost_until.to_string(),
+    ])
+    .query(p)
+    .unwrap();
+    assert_eq!(renewed[1], lost_until);
+    lost_until
+}
+
+/// Once the replicated lease ends, the promoted replica grants the worker ID again: above
+/// `lost_until`, which it never saw.
+fn assert_next_grant_above(r: &mut redis::Connection, lost_until: i64) {
+    let mut grant: Vec<i64> = Vec::new();
+    let freed = wait_for(Duration::from_secs(10), || {
+        grant = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "2000", "MAX", "1"])
+            .query(r)
+            .unwrap_or_default();
+        !grant.is_empty()
+    });
+    assert!(freed, "the worker ID was never granted again");
+    let margin = grant[3] - lost_until;
+    eprintln!(
+        "a renewal lost in the failover let its holder use times up to {lost_until}; the \
+         promoted replica's grant of the same worker ID starts {margin} ms above that"
+    );
+    assert!(
+        margin > 0,
+        "worker ID {} granted to start above {}, below the lost renewal's UNTIL {lost_until}",
+        grant[0],
+        grant[3]
+    );
 }

@@ -22,8 +22,9 @@ pub struct TicketServer {
     child: Child,
     /// Its port on 127.0.0.1.
     pub port: u16,
-    /// Arguments it was started with, to restart it alike.
+    /// Arguments and extra environment it was started with, to restart it alike.
     args: Vec<String>,
+    env: Vec<(String, String)>,
     /// Its stderr, over every restart: what a failed start prints.
     log: PathBuf,
 }
@@ -33,7 +34,7 @@ impl TicketServer {
     pub fn start(offset: u64, increment: u64, data_dir: &Path, extra: &[&str]) -> TicketServer {
         // A fresh directory on the first start; a no-op on the restarts that reuse these args.
         let init = !extra.contains(&"--start-above");
-        TicketServer::start_as(offset, increment, data_dir, extra, init)
+        TicketServer::start_as(offset, increment, data_dir, extra, init, Vec::new())
     }
 
     /// Starts server `offset` of `increment` on a `data_dir` that already holds its store, with
@@ -44,7 +45,7 @@ impl TicketServer {
         data_dir: &Path,
         extra: &[&str],
     ) -> TicketServer {
-        TicketServer::start_as(offset, increment, data_dir, extra, false)
+        TicketServer::start_as(offset, increment, data_dir, extra, false, Vec::new())
     }
 
     fn start_as(
@@ -53,6 +54,7 @@ impl TicketServer {
         data_dir: &Path,
         extra: &[&str],
         init: bool,
+        env: Vec<(String, String)>,
     ) -> TicketServer {
         let port = free_port();
         let mut args: Vec<String> = vec![
@@ -70,11 +72,19 @@ impl TicketServer {
             args.push("--init".into());
         }
         args.extend(extra.iter().map(|s| s.to_string()));
-        TicketServer::spawn(port, args)
+        TicketServer::try_spawn(port, args, env).unwrap_or_else(|why| panic!("{why}"))
     }
 
-    fn spawn(port: u16, args: Vec<String>) -> TicketServer {
-        TicketServer::try_spawn(port, args).unwrap_or_else(|why| panic!("{why}"))
+    /// Starts server `offset` of `increment` on a fresh `data_dir`, with `extra` flags and this
+    /// extra environment (kept across restarts), e.g. [`crate::writefault::WriteFaults::env`].
+    pub fn start_with_env(
+        offset: u64,
+        increment: u64,
+        data_dir: &Path,
+        extra: &[&str],
+        env: Vec<(String, String)>,
+    ) -> TicketServer {
+        TicketServer::start_as(offset, increment, data_dir, extra, true, env)
     }
 
     /// Starts server `offset` of `increment` on a `data_dir` that already holds its store, as
@@ -101,18 +111,23 @@ impl TicketServer {
         ]
         .map(String::from)
         .to_vec();
-        TicketServer::try_spawn(port, args)
+        TicketServer::try_spawn(port, args, Vec::new())
     }
 
-    fn try_spawn(port: u16, args: Vec<String>) -> Result<TicketServer, String> {
+    fn try_spawn(
+        port: u16,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    ) -> Result<TicketServer, String> {
         let log = std::env::temp_dir().join(format!(
             "idgen-ticket-server-{}-{port}.log",
             std::process::id()
         ));
         let mut server = TicketServer {
-            child: spawn_child(&args, &log),
+            child: spawn_child(&args, &env, &log),
             port,
             args,
+            env,
             log,
         };
         server.wait_ready()?;
@@ -168,14 +183,14 @@ impl TicketServer {
         self.kill9();
         self.args.retain(|a| a != "--init");
         self.args.extend(extra.iter().map(|s| s.to_string()));
-        self.child = spawn_child(&self.args, &self.log);
+        self.child = spawn_child(&self.args, &self.env, &self.log);
         self.wait_ready().unwrap_or_else(|why| panic!("{why}"));
     }
 
     /// Starts it again on the same port, directory and flags.
     pub fn restart(&mut self) {
         self.kill9();
-        self.child = spawn_child(&self.args, &self.log);
+        self.child = spawn_child(&self.args, &self.env, &self.log);
         self.wait_ready().unwrap_or_else(|why| panic!("{why}"));
     }
 
@@ -227,8 +242,8 @@ impl TicketServer {
     }
 }
 
-/// Runs `ticket-server` with `args`, appending its stderr to `log`.
-fn spawn_child(args: &[String], log: &Path) -> Child {
+/// Runs `ticket-server` with `args` and extra `env`, appending its stderr to `log`.
+fn spawn_child(args: &[String], env: &[(String, String)], log: &Path) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -237,6 +252,7 @@ fn spawn_child(args: &[String], log: &Path) -> Child {
     Command::new(binary())
         .args(args)
         .env("NO_COLOR", "1")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)

@@ -50,13 +50,19 @@ impl WriteFaults {
 
     /// `options` for a server whose writes to files ending with `suffix` follow this fault.
     pub fn options(&self, suffix: &str, mut options: Options) -> Options {
-        options.env.extend([
+        options.env.extend(self.env(suffix));
+        options.module = Some(faulted_module().to_path_buf());
+        options
+    }
+
+    /// The environment of a process (a ticket server, say) whose writes to files ending with
+    /// `suffix` follow this fault.
+    pub fn env(&self, suffix: &str) -> Vec<(String, String)> {
+        vec![
             ("LD_PRELOAD".into(), shim().display().to_string()),
             ("WRITEFAULT_FILE".into(), self.file.display().to_string()),
             ("WRITEFAULT_SUFFIX".into(), suffix.to_string()),
-        ]);
-        options.module = Some(faulted_module().to_path_buf());
-        options
+        ]
     }
 }
 

@@ -101,7 +101,8 @@ fn a_restarted_twin_that_resumes_its_link_is_told_again() {
     );
     assert!(
         twin.log()
-            .contains("Master accepted a Partial Resynchronization"),
+            // "Master" on Redis, "Primary" on Valkey.
+            .contains("accepted a Partial Resynchronization"),
         "the test meant a partial resynchronization:\n{}",
         twin.log()
     );

@@ -1,13 +1,16 @@
 //! A ticket server's state on disk, read wrong or lost: a floor that would wrap, `highest` on a
 //! blank, wrong or foreign directory, initialisation as a deliberate first step, state files
 //! holding values idgen never writes, and `ticket-server next` against a server with a password.
+//! And its bound file on a disk that fills, turns read-only, or fails a write halfway.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
+use idgen_tests::ext4::Ext4;
 use idgen_tests::ticket::{run_cli, run_cli_env, serve_once, TicketServer};
 use idgen_tests::tmpfs::Tmpfs;
+use idgen_tests::writefault::{Fault, WriteFaults};
 use idgen_tests::{cmd, data_dir, error_of};
 use ticket_client::{RoundRobin, RETRY_AFTER};
 
@@ -420,4 +423,102 @@ fn a_server_that_lost_its_disk_refuses_a_blank_start_and_repeats_nothing() {
         .collect();
     assert!(!even_after.is_empty(), "the even server did not come back");
     assert!(even_after.iter().all(|&t| t > highest));
+}
+
+/// Takes tickets from `server` until one is refused for its bound file (at most 1,000 after
+/// what the bound on disk covers): the tickets acknowledged, and the refusal.
+fn until_refused(server: &TicketServer, told: &mut Vec<i64>) -> String {
+    let mut con = server.connection();
+    for _ in 0..1_000 {
+        match cmd(&["TICKET.NEXT"]).query::<i64>(&mut con) {
+            Ok(ticket) => told.push(ticket),
+            Err(e) => {
+                let refusal = idgen_tests::error_text(&e);
+                // Every call after is refused too, until the bound can be written.
+                for _ in 0..3 {
+                    let again = cmd(&["TICKET.NEXT"]).query::<i64>(&mut con);
+                    assert!(again.is_err(), "acknowledged past the bound on disk");
+                }
+                return refusal;
+            }
+        }
+    }
+    panic!("1,000 tickets past a bound that could not be written")
+}
+
+/// After a kill -9 while the bound could not be written, and the fault cleared: the server
+/// starts, and its first tickets are above every ticket it acknowledged.
+fn restarted_above(server: &mut TicketServer, told: &[i64], case: &str) {
+    server.restart();
+    let mut con = server.connection();
+    let next: i64 = cmd(&["TICKET.NEXT"]).query(&mut con).unwrap();
+    let highest = told.iter().max().unwrap();
+    assert!(
+        next > *highest,
+        "{case}: {next} came again (up to {highest} were told)"
+    );
+    let distinct: HashSet<i64> = told.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        told.len(),
+        "{case}: a ticket was acknowledged twice"
+    );
+}
+
+/// The ticket bound file under every way a write fails (it stops halfway, EIO, the fsync
+/// fails; the LD_PRELOAD shim of tests/writefault/): no ticket acknowledged past the bound on
+/// disk, and none again after a kill -9 and a restart.
+#[test]
+fn the_ticket_bound_file_under_every_write_fault() {
+    for fault in [Fault::Halfway, Fault::Eio, Fault::FsyncEio] {
+        let case = format!("{fault:?}");
+        let dir = data_dir("ticket-write-faults");
+        let faults = WriteFaults::new(&dir);
+        let mut server = TicketServer::start_with_env(
+            1,
+            1,
+            &dir.join("data"),
+            &["--block", "100"],
+            // The bound is written whole to `<sequence>.seq.tmp`, then renamed over the file.
+            faults.env(".seq.tmp"),
+        );
+        let mut told: Vec<i64> = Vec::new();
+        let mut con = server.connection();
+        told.extend((0..50).map(|_| cmd(&["TICKET.NEXT"]).query::<i64>(&mut con).unwrap()));
+        faults.set(fault);
+        let refusal = until_refused(&server, &mut told);
+        assert!(
+            refusal.contains("cannot write the ticket bound"),
+            "{case}: {refusal}"
+        );
+        server.kill9();
+        faults.set(Fault::None);
+        restarted_above(&mut server, &told, &case);
+    }
+}
+
+/// The data directory on an ext4 that turns read-only (on an error, as `errors=remount-ro`
+/// does): refused past the bound naming the error, and nothing again after kill -9, a repair
+/// and a restart. (Turned read-only between calls: ext4 may lose a write whose fsync returned
+/// while it handled the error, tests/tests/full_disk.rs.)
+#[test]
+fn a_data_directory_turned_read_only_then_kill_9_repeats_nothing() {
+    let disk = Ext4::mount("ticket-read-only", 8);
+    let mut server = TicketServer::start(1, 1, &disk.join("data"), &["--block", "100"]);
+    let mut con = server.connection();
+    let mut told: Vec<i64> = (0..50)
+        .map(|_| cmd(&["TICKET.NEXT"]).query(&mut con).unwrap())
+        .collect();
+    disk.turn_read_only();
+    let refusal = until_refused(&server, &mut told);
+    assert!(
+        refusal.contains("cannot write the ticket bound")
+            && ["Read-only file system", "Input/output error"]
+                .iter()
+                .any(|e| refusal.contains(e)),
+        "{refusal}"
+    );
+    server.kill9();
+    disk.repair();
+    restarted_above(&mut server, &told, "read-only");
 }

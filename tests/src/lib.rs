@@ -18,6 +18,7 @@ mod dirs;
 pub mod docs;
 pub mod ext4;
 pub mod lease;
+pub mod library;
 pub mod losses;
 pub mod partition;
 mod ports;

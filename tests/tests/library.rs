@@ -1,0 +1,427 @@
+//! idgen's Functions library (`functions/idgen.lua`) on a server that cannot load the module,
+//! under a user denied `MODULE`, `CONFIG`, `DEBUG` and `SHUTDOWN` as a managed service's is:
+//! it installs, its Snowflake IDs are exact to the digit at every edge and decode as the
+//! module's do, its date sequences match the module's calendar, and a restart, a reload or a
+//! failover repeats nothing.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use idgen_core::dateseq::{Calendar, Period};
+use idgen_core::layout::{Layout, TWITTER_EPOCH_MS};
+use idgen_tests::library::{install, managed_user, plain_server};
+use idgen_tests::partition::Partition;
+use idgen_tests::{cmd, error_of, now_ms, Options, Server};
+
+/// Values a date sequence skips when another server process wrote it last.
+const GAP: u64 = 10_000;
+
+/// `n` IDs from the state key `key`, retried while the library is ahead of its clock by the
+/// drift limit (for a moment after a start, a reload or a failover, and under bursts).
+fn snowflakes(con: &mut redis::Connection, key: &str, n: usize) -> Vec<u64> {
+    let call = cmd(&["FCALL", "snowflake_next", "1", key, "COUNT", &n.to_string()]);
+    let texts: Vec<String> = idgen_tests::when_caught_up(con, &call);
+    texts.iter().map(|t| t.parse().unwrap()).collect()
+}
+
+fn set_node(con: &mut redis::Connection, key: &str, datacenter: u64, worker: u64) {
+    let _: () = cmd(&[
+        "HSET",
+        key,
+        "datacenter",
+        &datacenter.to_string(),
+        "worker",
+        &worker.to_string(),
+    ])
+    .query(con)
+    .unwrap();
+}
+
+#[test]
+fn installs_and_answers_under_a_managed_services_user() {
+    let server = plain_server();
+    let mut con = managed_user(&server);
+    let denied = error_of(&mut con, &cmd(&["CONFIG", "GET", "maxmemory"]));
+    assert!(
+        denied.starts_with("NOPERM"),
+        "the user is not restricted: {denied}"
+    );
+    assert_eq!(install(&mut con), "idgen");
+    let version: String = cmd(&["FCALL", "idgen_version", "0"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let listed: redis::Value = cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "idgen"])
+        .query(&mut con)
+        .unwrap();
+    let listed = format!("{listed:?}");
+    for function in [
+        "snowflake_next",
+        "dateseq_next",
+        "dateseq_current",
+        "idgen_version",
+    ] {
+        assert!(
+            listed.contains(function),
+            "{function} not in FUNCTION LIST: {listed}"
+        );
+    }
+
+    // No worker ID, no IDs: the refusal says how to give one.
+    let err = error_of(
+        &mut con,
+        &cmd(&["FCALL", "snowflake_next", "1", "idgen:snowflake"]),
+    );
+    assert!(
+        err.contains("worker of 'idgen:snowflake' is not set")
+            && err.contains("HSET idgen:snowflake worker"),
+        "{err}"
+    );
+    set_node(&mut con, "idgen:snowflake", 2, 7);
+    let before = now_ms();
+    let mut all: Vec<u64> = Vec::new();
+    for _ in 0..10 {
+        all.extend(snowflakes(&mut con, "idgen:snowflake", 10_000));
+    }
+    let single: String = idgen_tests::when_caught_up(
+        &mut con,
+        &cmd(&["FCALL", "snowflake_next", "1", "idgen:snowflake"]),
+    );
+    all.push(single.parse().unwrap());
+    assert!(
+        all.windows(2).all(|w| w[0] < w[1]),
+        "not strictly increasing"
+    );
+    let layout = Layout::twitter();
+    for id in [all[0], all[all.len() / 2], *all.last().unwrap()] {
+        let d = layout.decode(id);
+        assert_eq!((d.datacenter, d.worker), (2, 7), "{id}");
+        let at = d.ticks as i64 + TWITTER_EPOCH_MS;
+        // A fresh process starts at its clock plus the drift limit (1 s), then follows.
+        assert!(at >= before && at <= now_ms() + 1_000, "{id} is at {at}");
+    }
+
+    // The date sequence of today, as the module's calendar has it (UTC).
+    let label = Calendar::new("UTC")
+        .unwrap()
+        .period_of(now_ms(), Period::Day)
+        .date as u64;
+    let first: u64 = cmd(&["FCALL", "dateseq_next", "1", "order"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        first,
+        label * 1_000_000 + GAP + 1,
+        "first value of a new process"
+    );
+    let next: u64 = cmd(&["FCALL", "dateseq_next", "1", "order"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(next, first + 1);
+    let current: u64 = cmd(&["FCALL_RO", "dateseq_current", "1", "order"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(current, next);
+}
+
+/// Exact to the digit: an ID is built as decimal text from doubles, so every edge is checked
+/// against idgen_core's decoding (and, on a server with the module, SNOWFLAKE.DECODE's).
+#[test]
+fn snowflake_ids_are_exact_at_every_edge() {
+    let server = plain_server();
+    let mut con = server.connection();
+    install(&mut con);
+    let layout = Layout::twitter();
+    let time_max = (1u64 << 41) - 1;
+
+    // The last ms of the time field, every field at its maximum: the last ID is 2^63 - 1. The
+    // epoch puts the end 40 ms past where a new process starts (its clock plus the drift).
+    let end = now_ms() + 1_000 + 40;
+    let epoch = end - time_max as i64;
+    let _: () = cmd(&[
+        "HSET",
+        "edge",
+        "datacenter",
+        "31",
+        "worker",
+        "31",
+        "epoch",
+        &epoch.to_string(),
+    ])
+    .query(&mut con)
+    .unwrap();
+    let mut ids: Vec<u64> = Vec::new();
+    let spent = |e: &str| e.contains("the Snowflake time field holds");
+    // Calls back to back (no pause between them): the IDs run ahead of the clock, so every
+    // sequence of the last ms comes out before the clock reaches it.
+    let mut batch = 4096;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let drained = loop {
+        if Instant::now() > deadline {
+            break false;
+        }
+        let call = cmd(&[
+            "FCALL",
+            "snowflake_next",
+            "1",
+            "edge",
+            "COUNT",
+            &batch.to_string(),
+        ]);
+        match call.query::<Vec<String>>(&mut con) {
+            Ok(texts) => ids.extend(texts.iter().map(|t| t.parse::<u64>().unwrap())),
+            Err(e) if spent(&e.to_string()) && batch > 1 => batch = 1,
+            Err(e) if spent(&e.to_string()) => break true,
+            // Ahead of the clock by the drift limit: it catches up.
+            Err(e) => assert!(e.to_string().contains("behind the last issued ID"), "{e}"),
+        }
+    };
+    assert!(drained, "the time field was never spent");
+    assert_eq!(
+        *ids.last().unwrap(),
+        i64::MAX as u64,
+        "the last ID of the range"
+    );
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    for id in &ids {
+        let d = layout.decode(*id);
+        assert_eq!((d.datacenter, d.worker), (31, 31), "{id}");
+        assert!(d.ticks <= time_max);
+    }
+    // Every sequence of the last ms, 0 to 4095, in order.
+    let last_ms: Vec<u64> = ids
+        .iter()
+        .map(|id| layout.decode(*id))
+        .filter(|d| d.ticks == time_max)
+        .map(|d| d.sequence)
+        .collect();
+    assert_eq!(last_ms, (0..4096).collect::<Vec<_>>());
+
+    // The first ms of the range, zero fields: IDs below 10^7, where the text has no high part.
+    let start = now_ms() + 1_000;
+    let _: () = cmd(&[
+        "HSET",
+        "low",
+        "datacenter",
+        "0",
+        "worker",
+        "0",
+        "epoch",
+        &start.to_string(),
+    ])
+    .query(&mut con)
+    .unwrap();
+    let low = snowflakes(&mut con, "low", 5);
+    for id in &low {
+        let d = layout.decode(*id);
+        assert_eq!((d.datacenter, d.worker), (0, 0));
+        assert!(d.ticks < 1_000, "{id}: {d:?}");
+    }
+
+    // The same IDs, decoded by the module.
+    let module = Server::start(&[]);
+    let mut m = module.connection();
+    set_node(&mut con, "twitter", 17, 29);
+    for id in snowflakes(&mut con, "twitter", 3) {
+        let by_module = idgen_tests::decode(&mut m, id as i64);
+        let by_core = layout.decode(id);
+        assert_eq!(by_module.datacenter as u64, by_core.datacenter);
+        assert_eq!(by_module.worker as u64, by_core.worker);
+        assert_eq!(by_module.sequence as u64, by_core.sequence);
+        assert_eq!(by_module.time_ms, by_core.ticks as i64 + TWITTER_EPOCH_MS);
+        assert_eq!((by_core.datacenter, by_core.worker), (17, 29));
+    }
+}
+
+#[test]
+fn date_sequence_options_and_errors_follow_the_module() {
+    let server = plain_server();
+    let mut con = server.connection();
+    install(&mut con);
+    let now = now_ms();
+    let utc = Calendar::new("UTC").unwrap();
+    let (day, year) = (
+        utc.period_of(now, Period::Day).date as u64,
+        utc.period_of(now, Period::Year).date as u64,
+    );
+    let range: Vec<u64> = cmd(&["FCALL", "dateseq_next", "1", "invoice", "COUNT", "5"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        range,
+        [day * 1_000_000 + GAP + 1, day * 1_000_000 + GAP + 5]
+    );
+    // DIGITS 10: above 2^53, so text, exact.
+    let text: String = cmd(&["FCALL", "dateseq_next", "1", "invoice", "DIGITS", "10"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(text, format!("{day}{:010}", GAP + 6));
+    let string: String = cmd(&["FCALL", "dateseq_next", "1", "invoice", "STRING"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(string, format!("{day}{:06}", GAP + 7));
+    let yearly: u64 = cmd(&[
+        "FCALL",
+        "dateseq_next",
+        "1",
+        "invoice",
+        "PERIOD",
+        "year",
+        "DIGITS",
+        "5",
+    ])
+    .query(&mut con)
+    .unwrap();
+    // A new period of a key this process wrote: nothing of it can have been lost, no gap.
+    assert_eq!(yearly, year * 100_000 + 1);
+    let none: Option<u64> = cmd(&["FCALL_RO", "dateseq_current", "1", "never"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(none, None);
+
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["COUNT", "0"],
+            "ERR COUNT 0 must be between 1 and 1000000000",
+        ),
+        (&["DIGITS", "11"], "ERR DIGITS 11 must be between 1 and 10"),
+        (&["DIGITS", "x"], "ERR DIGITS x is not an integer"),
+        (
+            &["PERIOD", "week"],
+            "ERR PERIOD 'week' must be day, month or year",
+        ),
+        (&["FOO"], "ERR syntax error: 'FOO' is not an option here"),
+        (
+            &["COUNT", "1", "COUNT", "2"],
+            "ERR COUNT given more than once",
+        ),
+        (&["COUNT"], "ERR COUNT needs a value"),
+        // The gap of a new process does not fit in 4 digits.
+        (&["DIGITS", "4"], "is spent"),
+    ];
+    for (options, expected) in cases {
+        let mut call = cmd(&["FCALL", "dateseq_next", "1", "spent"]);
+        call.arg(*options);
+        let err = error_of(&mut con, &call);
+        assert!(
+            err.starts_with(expected) || err.contains(expected),
+            "{options:?}: {err}"
+        );
+    }
+    let before: Vec<String> = cmd(&["HKEYS", "spent"]).query(&mut con).unwrap();
+    assert!(before.is_empty(), "a refused call wrote: {before:?}");
+    let err = error_of(
+        &mut con,
+        &cmd(&["FCALL", "snowflake_next", "1", "x", "COUNT", "100001"]),
+    );
+    assert_eq!(err, "ERR COUNT 100001 must be between 1 and 100000");
+}
+
+#[test]
+fn two_state_keys_with_one_pair_or_a_changed_epoch_are_refused() {
+    let server = plain_server();
+    let mut con = server.connection();
+    install(&mut con);
+    set_node(&mut con, "a", 1, 1);
+    set_node(&mut con, "b", 1, 1);
+    snowflakes(&mut con, "a", 1);
+    let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", "b"]));
+    assert!(
+        err.contains("'a' and 'b' both give datacenter 1 worker 1 on this server"),
+        "{err}"
+    );
+    // Another epoch under a key that issued: the same time field would be another time.
+    let _: () = cmd(&["HSET", "a", "epoch", "0"]).query(&mut con).unwrap();
+    let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", "a"]));
+    assert!(
+        err.contains("epoch of 'a' is 0, but its IDs were issued under 1288834974657"),
+        "{err}"
+    );
+}
+
+/// A restart (the data kept by an AOF), a reload of the library and a promoted replica: each
+/// is another process, or a process that forgot, and repeats nothing.
+#[test]
+fn a_restart_a_reload_and_a_failover_repeat_nothing() {
+    let dir = idgen_tests::data_dir("library-restart");
+    let options = Options {
+        no_module: true,
+        dir: Some(dir.to_path_buf()),
+        ..Options::default()
+    }
+    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = Server::start_with(options.clone());
+    let mut con = server.connection();
+    install(&mut con);
+    set_node(&mut con, "sf", 3, 4);
+    let mut ids: Vec<u64> = snowflakes(&mut con, "sf", 50_000);
+    let first: u64 = cmd(&["FCALL", "dateseq_next", "1", "order"])
+        .query(&mut con)
+        .unwrap();
+
+    // A reload forgets what this process issued: its reservation covers it.
+    install(&mut con);
+    ids.extend(snowflakes(&mut con, "sf", 50_000));
+    let same: u64 = cmd(&["FCALL", "dateseq_next", "1", "order"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        same,
+        first + 1,
+        "a reload in the same process skips nothing"
+    );
+
+    // A restart: the library comes back with the data; another process, so a fence and a gap.
+    drop(con);
+    server.shutdown();
+    let server = Server::start_with(Options {
+        port: Some(server.port),
+        ..options
+    });
+    let mut con = server.connection();
+    ids.extend(snowflakes(&mut con, "sf", 50_000));
+    let after: u64 = cmd(&["FCALL", "dateseq_next", "1", "order"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(after, same + GAP + 1, "a restart skips the gap");
+
+    // A replica refuses (a write function). Cut off from its primary, which then runs to the
+    // drift limit ahead of its clock and dies, the promoted replica holds none of it (not
+    // even the reservation): its own clock plus the drift limit, and the gap, cover it.
+    let replica = plain_server();
+    replica.replicate(&server);
+    let err = error_of(
+        &mut replica.connection(),
+        &cmd(&["FCALL", "snowflake_next", "1", "sf"]),
+    );
+    assert!(err.starts_with("READONLY"), "{err}");
+    let partition = Partition::replication_link(&server)
+        .unwrap_or_else(|e| panic!("the failover test cuts a link with iptables: {e}"));
+    // A reload fences: the primary's IDs now run a second ahead of its clock, and the
+    // reservation that says so does not reach the replica.
+    install(&mut con);
+    ids.extend(snowflakes(&mut con, "sf", 50_000));
+    let mut last_value = 0;
+    for _ in 0..100 {
+        last_value = cmd(&["FCALL", "dateseq_next", "1", "order"])
+            .query(&mut con)
+            .unwrap();
+    }
+    let mut server = server;
+    server.kill9();
+    let _: () = cmd(&["REPLICAOF", "NO", "ONE"])
+        .query(&mut replica.connection())
+        .unwrap();
+    // Only now: the dead primary's kernel would still deliver what it had sent.
+    drop(partition);
+    let mut r = replica.connection();
+    ids.extend(snowflakes(&mut r, "sf", 50_000));
+    let promoted: u64 = cmd(&["FCALL", "dateseq_next", "1", "order"])
+        .query(&mut r)
+        .unwrap();
+    assert!(promoted > last_value, "{promoted} after {last_value}");
+
+    let distinct: HashSet<u64> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), ids.len(), "an ID repeated");
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "IDs went back");
+}

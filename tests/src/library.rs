@@ -1,12 +1,23 @@
-//! idgen's Functions library (`functions/idgen.lua`) on servers without the module, under a
+//! idgen's Functions library (`modules/idgen-client/library/idgen.lua`) on servers without the module, under a
 //! user as a managed service gives one: denied `MODULE`, `CONFIG`, `DEBUG` and `SHUTDOWN`.
 
-use crate::{cmd, workspace_root, Options, Server};
+use crate::{cmd, Options, Server};
 
 /// The library's source, from this checkout.
 pub fn source() -> String {
-    let path = workspace_root().join("functions/idgen.lua");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    idgen_client::library::SOURCE.to_string()
+}
+
+/// The source with its VERSION replaced by `version`: an older or newer release of it.
+pub fn source_as(version: &str) -> String {
+    let ours = format!("local VERSION = '{}'", idgen_client::library::version());
+    assert!(idgen_client::library::SOURCE.contains(&ours));
+    idgen_client::library::SOURCE.replace(&ours, &format!("local VERSION = '{version}'"))
+}
+
+/// The managed user's URL on `server` (made by [`managed_user`]).
+pub fn managed_url(server: &Server) -> String {
+    format!("redis://app:app-secret@127.0.0.1:{}/", server.port)
 }
 
 /// A server without the module.
@@ -36,8 +47,7 @@ pub fn managed_user(server: &Server) -> redis::Connection {
     ])
     .query(&mut server.connection())
     .expect("ACL SETUSER");
-    let url = format!("redis://app:app-secret@127.0.0.1:{}/", server.port);
-    redis::Client::open(url)
+    redis::Client::open(managed_url(server))
         .and_then(|c| c.get_connection())
         .expect("connect as the managed user")
 }

@@ -23,6 +23,7 @@
 //! replicas (`WAIT`) before it is used, so a coordinator failover cannot forget it.
 
 pub mod coordinator;
+pub mod library;
 pub mod metrics;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,6 +1,7 @@
 //! A process that makes Snowflake IDs under a worker-ID lease for a while and prints them:
 //! `L <token> <worker_id>` when it starts using a lease, then `I <id> <token>` per ID.
-//! The churn test runs many of these; `make demo` runs three.
+//! The churn test runs many of these; `make demo` runs three. And `install-library`, which
+//! puts idgen's Functions library on a Redis without the module (docs/library.md).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -8,12 +9,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use idgen_client::library::{self, Installed};
 use idgen_client::metrics;
 use idgen_client::{LeaseOptions, LeasedGenerator};
 
 #[derive(Parser)]
 #[command(about = "Make Snowflake IDs under a worker-ID lease and print them")]
+#[command(args_conflicts_with_subcommands = true)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The coordinator (a Redis primary with the idgen module).
     #[arg(long, default_value = "redis://127.0.0.1:6379/")]
     url: String,
@@ -40,6 +45,43 @@ struct Args {
     metrics_listen: Option<SocketAddr>,
 }
 
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Install idgen's Functions library on a Redis (one without the module, a managed
+    /// service's), or upgrade it; a newer one already there is left alone. On a Cluster node,
+    /// on every primary it knows.
+    InstallLibrary {
+        /// The server (a primary), or any node of a Cluster.
+        #[arg(long, default_value = "redis://127.0.0.1:6379/")]
+        url: String,
+    },
+}
+
+/// `install-library`: what it did, on stdout; why not, on stderr and in the exit status.
+fn install_library(url: &str) -> i32 {
+    let ours = library::version();
+    match library::install_everywhere(url) {
+        Ok(done) => {
+            for (at, installed) in done {
+                match installed {
+                    Installed::Fresh => println!("{at}: installed idgen library {ours}"),
+                    Installed::Upgraded(from) => {
+                        println!("{at}: upgraded idgen library {from} to {ours}")
+                    }
+                    Installed::Same => {
+                        println!("{at}: idgen library {ours} was there already; loaded again")
+                    }
+                }
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("idgen-lease-worker: {e}");
+            1
+        }
+    }
+}
+
 /// Serves the lease's metrics on `addr` from a thread of its own, for as long as the process runs.
 fn serve_metrics(addr: SocketAddr, ids: Arc<LeasedGenerator>) -> std::io::Result<()> {
     let server = tiny_http::Server::http(addr).map_err(std::io::Error::other)?;
@@ -64,6 +106,9 @@ fn main() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let args = Args::parse();
+    if let Some(Command::InstallLibrary { url }) = &args.command {
+        std::process::exit(install_library(url));
+    }
     let mut options =
         LeaseOptions::new(&args.url, &args.namespace).ttl(Duration::from_millis(args.ttl_ms));
     options.replicas = args.replicas;

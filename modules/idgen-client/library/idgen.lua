@@ -23,8 +23,9 @@ local TIME_MAX = 2 ^ 41 - 1
 local SEQUENCE_MAX = 4095
 local NODE_MAX = 31
 -- How far ahead of the clock IDs may run (borrowed under bursts or after a step back), as the
--- module's idgen.max-drift-ms.
+-- module's idgen.max-drift-ms; a state key's `max_drift_ms` changes it for its IDs.
 local MAX_DRIFT_MS = 1000
+local MAX_DRIFT_RANGE_MS = 3600000
 -- The reservation written to the state key runs this far ahead of the last ID: one write
 -- in this many ms at most, and after a reload at most this long refused.
 local RESERVE_MS = 100
@@ -145,8 +146,8 @@ end
 
 -- FCALL snowflake_next 1 <state key> [COUNT n]: one ID (decimal text), or with COUNT an array
 -- of n strictly increasing IDs. The state key (a hash) holds this server's `worker` and
--- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's), and `owner`,
--- `reserved` and `issued_epoch`, which the library writes.
+-- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's, and
+-- `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
 local function snowflake_next(keys, args)
   local key = keys[1]
   if not key then
@@ -160,7 +161,7 @@ local function snowflake_next(keys, args)
     if not count then return err end
   end
   local h = redis.call('HMGET', key, 'worker', 'datacenter', 'owner', 'reserved', 'epoch',
-    'issued_epoch')
+    'issued_epoch', 'max_drift_ms')
   local worker, datacenter
   worker, err = node_field(key, 'worker', h[1])
   if not worker then return err end
@@ -170,6 +171,11 @@ local function snowflake_next(keys, args)
   if h[5] then
     epoch, err = integer("epoch of '" .. key .. "'", h[5], -2 ^ 45, 2 ^ 45)
     if not epoch then return err end
+  end
+  local drift = MAX_DRIFT_MS
+  if h[7] then
+    drift, err = integer("max_drift_ms of '" .. key .. "'", h[7], 0, MAX_DRIFT_RANGE_MS)
+    if not drift then return err end
   end
   if h[6] and tonumber(h[6]) ~= epoch then
     -- Under another epoch the same time field is another time: new IDs could equal old ones.
@@ -192,7 +198,7 @@ local function snowflake_next(keys, args)
     -- the reservation, which runs ahead of every ID written. Another process issued at most
     -- its clock at its last call plus the drift limit, and its last call was a millisecond or
     -- more ago (a restart or a failover takes longer), on a clock this one's agrees with.
-    local start = math.max(tonumber(h[4]) or 0, now + MAX_DRIFT_MS - 1)
+    local start = math.max(tonumber(h[4]) or 0, now + drift - 1)
     state = { node = node, last = start, sequence = SEQUENCE_MAX, reserved = start }
     snowflake[key] = state
     -- Marked at once, so a call refused below (ahead of the clock) does not fence again.
@@ -210,10 +216,10 @@ local function snowflake_next(keys, args)
     else
       last, sequence = last + 1, 0
     end
-    if last - now > MAX_DRIFT_MS then
+    if last - now > drift then
       return fail(string.format(
         'clock is %d ms behind the last issued ID (limit %d ms): retry once it catches up',
-        last - now, MAX_DRIFT_MS))
+        last - now, drift))
     end
     local time = last - epoch
     if time < 0 or time > TIME_MAX then

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # End to end: a redis-server with the module on a free loopback port, IDs of each kind made and
 # decoded with redis-cli; then an odd/even pair of ticket servers and tickets from both through
-# the round-robin client. Everything started is stopped at the end.
+# the round-robin client; then a plain redis-server with idgen's Functions library, as a managed
+# service's user would use it. Everything started is stopped at the end.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 DIR=$(mktemp -d /tmp/idgen-demo.XXXXXX)
 PORT=$(free_port)
+PLAIN=$(free_port)
 TICKET_PIDS=()
 cleanup() {
   stop_redis "$DIR" "$PORT"
+  stop_redis "$DIR/plain" "$PLAIN"
   for pid in "${TICKET_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$DIR"
@@ -92,6 +95,26 @@ printf '\n$ ticket-server next --servers 127.0.0.1:%s,127.0.0.1:%s --count 6\n' 
 "$ROOT/target/release/ticket-server" next --servers "127.0.0.1:$ODD,127.0.0.1:$EVEN" --count 6
 
 echo
+echo "== Without the module: a plain redis-server and idgen's Functions library (docs/library.md),"
+echo "   used as a managed service's user, denied MODULE, CONFIG, DEBUG and SHUTDOWN"
+start_plain_redis "$DIR/plain" "$PLAIN"
+redis-cli -p "$PLAIN" ACL SETUSER app on '>app-secret' '~*' '&*' +@all -module -config -debug \
+  -shutdown >/dev/null
+printf '\n$ idgen-lease-worker install-library --url redis://app:app-secret@127.0.0.1:%s/\n' "$PLAIN"
+"$ROOT/target/release/idgen-lease-worker" install-library --url "redis://app:app-secret@127.0.0.1:$PLAIN/"
+plain() {
+  printf '\n$ redis-cli --user app %s\n' "$*"
+  redis-cli -p "$PLAIN" --user app --pass app-secret --no-auth-warning "$@"
+}
+plain HSET idgen:snowflake datacenter 1 worker 7
+plain FCALL snowflake_next 1 idgen:snowflake
+plain FCALL snowflake_next 1 idgen:snowflake COUNT 3
+plain FCALL dateseq_next 1 order
+plain FCALL dateseq_next 1 order
+plain FCALL_RO dateseq_current 1 order
+plain CONFIG GET maxmemory
+
+echo
 echo "== A first comparison: each way of making IDs beside INCR, with redis-benchmark"
 # The full comparison (MariaDB, PostgreSQL, other Snowflake libraries, in-process generators,
 # instructions under callgrind, Python) builds a harness of some 300 crates: make bench.
@@ -123,6 +146,8 @@ mkdir -p "$(dirname "$TABLE")"
   row "DATESEQ.NEXT order" "redis-server + module" "$PORT" DATESEQ.NEXT order
   row UUID7.NEXT "redis-server + module" "$PORT" UUID7.NEXT
   row TICKET.NEXT "ticket-server (odd)" "$ODD" TICKET.NEXT
+  row "FCALL snowflake_next" "redis-server, library" "$PLAIN" FCALL snowflake_next 1 idgen:snowflake
+  row "FCALL dateseq_next" "redis-server, library" "$PLAIN" FCALL dateseq_next 1 order
 } >"$TABLE"
 cat "$TABLE"
 echo "(16 connections, this machine, one run: INCR measured on the module's server just before each"

@@ -18,9 +18,21 @@ start_redis() {
   local dir=$1 port=$2
   shift 2
   [ -f "$MODULE" ] || { echo "module not built: $MODULE (run: cargo build --release -p redis-idgen)" >&2; return 1; }
+  launch_redis "$dir" "$port" --loadmodule "$MODULE" "$@"
+}
+
+# start_plain_redis DIR PORT: the same without the module (a server like a managed service's).
+start_plain_redis() {
+  launch_redis "$1" "$2"
+}
+
+# launch_redis DIR PORT ARGS...: redis-server with ARGS, daemonized; waits for its PONG.
+launch_redis() {
+  local dir=$1 port=$2
+  shift 2
   mkdir -p "$dir"
   redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --daemonize yes \
-    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --loadmodule "$MODULE" "$@" || return 1
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" "$@" || return 1
   for _ in $(seq 100); do
     [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
     sleep 0.05

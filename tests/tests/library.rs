@@ -276,6 +276,34 @@ fn date_sequence_options_and_errors_follow_the_module() {
     .unwrap();
     // A new period of a key this process wrote: nothing of it can have been lost, no gap.
     assert_eq!(yearly, year * 100_000 + 1);
+    // A new period keeps the two before it (a clock stepped back finds them) and drops older
+    // ones; a clock stepped back into a kept one carries on above it.
+    let _: () = cmd(&[
+        "HSET",
+        "kept",
+        "day:20200101",
+        "5",
+        "day:20200102",
+        "6",
+        "day:20200103",
+        "7",
+    ])
+    .query(&mut con)
+    .unwrap();
+    let _: u64 = cmd(&["FCALL", "dateseq_next", "1", "kept"])
+        .query(&mut con)
+        .unwrap();
+    let mut fields: Vec<String> = cmd(&["HKEYS", "kept"]).query(&mut con).unwrap();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "day:20200102",
+            "day:20200103",
+            &format!("day:{day}"),
+            "owner"
+        ]
+    );
     let none: Option<u64> = cmd(&["FCALL_RO", "dateseq_current", "1", "never"])
         .query(&mut con)
         .unwrap();

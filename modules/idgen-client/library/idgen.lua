@@ -34,6 +34,8 @@ local COUNT_MAX = 100000
 -- idgen.dateseq-failover-gap).
 local FAILOVER_GAP = 10000
 local DATESEQ_COUNT_MAX = 1000000000
+-- Earlier periods a date sequence's key keeps: a clock stepped back by more repeats values.
+local KEPT_PERIODS = 2
 
 -- This server process's run_id, and what it issued: kept between calls (a library's locals
 -- live as long as it is loaded), lost at a restart or a reload, which the fences above cover.
@@ -342,12 +344,19 @@ local function dateseq_next(keys, args)
   end
   redis.call('HSET', key, field, decimal(last), 'owner', mark)
   if not h[1] then
-    -- A new period: the ones before the last are over, drop them.
+    -- A new period: drop all but the KEPT_PERIODS latest before it, kept so that a clock
+    -- stepped back across the period's start finds its counter (as the module keeps a
+    -- counter idgen.dateseq-ttl, two days, past its period).
+    local earlier = {}
     for _, name in ipairs(redis.call('HKEYS', key)) do
       local p, l = string.match(name, '^(%a+):(%d+)$')
-      if p == string.lower(o.period) and tonumber(l) < label and name ~= field then
-        redis.call('HDEL', key, name)
+      if p == string.lower(o.period) and tonumber(l) < label then
+        table.insert(earlier, tonumber(l))
       end
+    end
+    table.sort(earlier)
+    for i = 1, #earlier - KEPT_PERIODS do
+      redis.call('HDEL', key, string.lower(o.period) .. ':' .. decimal(earlier[i]))
     end
   end
   if o.range then

@@ -1,7 +1,8 @@
 """Unique 64-bit IDs from the idgen project, with the guarantees of its Rust clients.
 
 - :class:`LeasedSnowflake`: Snowflake IDs made in this process under a worker-ID lease from
-  the idgen Redis module, renewed in the background and fenced when it is lost.
+  the idgen Redis module, or from its Functions library on a Redis that cannot load modules
+  (:func:`install_library` puts it there), renewed in the background and fenced when lost.
 - :class:`TicketClient`: tickets from Flickr-style ticket servers, prefetched in blocks.
 - :func:`decode`, :func:`from_time`, :func:`uuid7`, :func:`ulid`, :class:`Sqids`,
   :class:`Sealer`: the module's codecs, from the same code.
@@ -23,6 +24,7 @@ from ._idgen import (
     IdgenError,
     LeaseLost,
     LeaseUnavailable,
+    LibraryRefused,
     Sealer,
     Sqids,
     TicketClient,
@@ -30,6 +32,8 @@ from ._idgen import (
     TimeExhausted,
     decode,
     from_time,
+    install_library,
+    library_version,
     ulid,
     uuid7,
 )
@@ -46,6 +50,7 @@ __all__ = [
     "LeasedSnowflake",
     "LeaseLost",
     "LeaseUnavailable",
+    "LibraryRefused",
     "Sealer",
     "Sqids",
     "TicketClient",
@@ -53,6 +58,8 @@ __all__ = [
     "TimeExhausted",
     "decode",
     "from_time",
+    "install_library",
+    "library_version",
     "ulid",
     "uuid7",
 ]

@@ -33,8 +33,12 @@ class TicketsUnavailable(IdgenError):
 
 AfterFork = Literal["refuse", "renew"]
 
+class LibraryRefused(IdgenError):
+    """The Functions library was not installed: a newer one is on the server, or it refused."""
+
 class LeasedSnowflake:
-    """Snowflake IDs made in this process under a worker-ID lease from the idgen Redis module."""
+    """Snowflake IDs made in this process under a worker-ID lease from the idgen Redis module
+    or its Functions library."""
 
     def __new__(
         cls,
@@ -48,6 +52,7 @@ class LeasedSnowflake:
         replicas: int = 0,
         start_within_ms: Optional[int] = None,
         after_fork: AfterFork = "refuse",
+        backend: Literal["auto", "module", "library"] = "auto",
     ) -> "LeasedSnowflake": ...
     def next(self) -> int:
         """The next ID; raises LeaseLost, ClockBehind, AheadOfLease or ForkedError instead."""
@@ -70,7 +75,8 @@ class LeasedSnowflake:
     def __exit__(self, *exc: object) -> bool: ...
 
 class TicketClient:
-    """Tickets from Flickr-style ticket servers, prefetched in blocks."""
+    """Tickets from Flickr-style ticket servers, or from plain Redis servers as segments
+    (plain_redis=True), prefetched in blocks."""
 
     def __new__(
         cls,
@@ -82,6 +88,7 @@ class TicketClient:
         target_ms: int = 1_000,
         password: Optional[str] = None,
         after_fork: AfterFork = "refuse",
+        plain_redis: bool = False,
     ) -> "TicketClient": ...
     def next(self) -> int:
         """The next ticket; raises TicketsUnavailable when no server gave a block in time."""
@@ -145,3 +152,12 @@ class Sealer:
     def unseal(self, sealed: int) -> int: ...
     def seal_uuid7(self, uuid: Union[uuid.UUID, int]) -> uuid.UUID: ...
     def unseal_uuid7(self, uuid: Union[uuid.UUID, int]) -> uuid.UUID: ...
+
+def install_library(url: str, *, horizon_ms: int = 30_000) -> list[tuple[str, str]]:
+    """Installs idgen's Functions library on the server at ``url`` (every primary of a
+    Cluster), or upgrades it: ``(address, "installed" | "upgraded from X" | "reloaded")`` each.
+    ``horizon_ms`` is its lease horizon. Raises LibraryRefused when a newer one is there or the
+    server refuses."""
+
+def library_version() -> str:
+    """The version of the Functions library this package installs."""

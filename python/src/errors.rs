@@ -60,6 +60,14 @@ pyo3::create_exception!(
     "No ticket server gave tickets in time: the message has each server's error."
 );
 
+pyo3::create_exception!(
+    idgen,
+    LibraryRefused,
+    IdgenError,
+    "The Functions library was not installed: a newer one is on the server, or the server \
+     refused (the message says which)."
+);
+
 /// The exception for an ID the leased generator did not issue.
 pub fn issue_error(e: IssueError) -> PyErr {
     match e {
@@ -104,5 +112,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TimeExhausted", py.get_type::<TimeExhausted>())?;
     m.add("ForkedError", py.get_type::<ForkedError>())?;
     m.add("TicketsUnavailable", py.get_type::<TicketsUnavailable>())?;
+    m.add("LibraryRefused", py.get_type::<LibraryRefused>())?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use idgen_client::metrics;
-use idgen_client::{IssueError, LeaseOptions, LeasedGenerator};
+use idgen_client::{Backend, IssueError, LeaseOptions, LeasedGenerator};
 use pyo3::prelude::*;
 
 use crate::errors::{issue_error, lease_error, value_error, ForkedError, LeaseLost};
@@ -35,7 +35,8 @@ impl LeasedSnowflake {
     /// background every third of `ttl_ms`.
     #[new]
     #[pyo3(signature = (url, namespace, *, ttl_ms = 10_000, layout = "twitter", epoch_ms = None,
-        max_drift_ms = 1_000, replicas = 0, start_within_ms = None, after_fork = "refuse"))]
+        max_drift_ms = 1_000, replicas = 0, start_within_ms = None, after_fork = "refuse",
+        backend = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -48,8 +49,10 @@ impl LeasedSnowflake {
         replicas: usize,
         start_within_ms: Option<u64>,
         after_fork: &str,
+        backend: &str,
     ) -> PyResult<Self> {
         let after_fork = AfterFork::parse(after_fork)?;
+        let backend: Backend = backend.parse().map_err(value_error)?;
         if ttl_ms < 30 {
             return Err(value_error(format!(
                 "ttl_ms={ttl_ms}: the lease must last at least 30 ms"
@@ -57,6 +60,7 @@ impl LeasedSnowflake {
         }
         let mut options = LeaseOptions::new(url, namespace).ttl(Duration::from_millis(ttl_ms));
         options.replicas = replicas;
+        options.backend = backend;
         if let Some(ms) = start_within_ms {
             options.start_within = Duration::from_millis(ms);
         }

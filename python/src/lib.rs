@@ -6,6 +6,7 @@ mod codecs;
 mod errors;
 mod fork;
 mod leased;
+mod library;
 mod tickets;
 
 use idgen_core::{Layout, Settings, TWITTER_EPOCH_MS};
@@ -38,6 +39,8 @@ fn _idgen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codecs::uuid7, m)?)?;
     m.add_function(wrap_pyfunction!(codecs::ulid, m)?)?;
     m.add_function(wrap_pyfunction!(fork::after_fork_in_child, m)?)?;
+    m.add_function(wrap_pyfunction!(library::install_library, m)?)?;
+    m.add_function(wrap_pyfunction!(library::library_version, m)?)?;
     m.add("MAX_BATCH", leased::MAX_BATCH)?;
     errors::register(m)
 }

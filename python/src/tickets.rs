@@ -25,6 +25,8 @@ struct Source {
     sequence: String,
     password: Option<String>,
     sizing: Sizing,
+    /// Plain Redis servers holding segments (`INCRBY`), not ticket servers.
+    plain_redis: bool,
 }
 
 /// A running prefetcher: its runtime (one thread), the blocks and this process's handle.
@@ -43,7 +45,11 @@ impl Tickets {
             .enable_all()
             .build()
             .map_err(|e| ClientError::BadReply(format!("could not start a runtime: {e}")))?;
-        let client = RoundRobin::with_password(&source.servers, source.password.clone())?;
+        let client = if source.plain_redis {
+            RoundRobin::segments(&source.servers, source.password.clone())?
+        } else {
+            RoundRobin::with_password(&source.servers, source.password.clone())?
+        };
         let prefetch = Prefetch::start_sized(
             Arc::new(client),
             &source.sequence,
@@ -83,10 +89,11 @@ pub struct TicketClient {
 impl TicketClient {
     /// Tickets of `sequence` from `servers` ("host:port" or "redis://host:port"), in blocks of
     /// `block`; with `max_block`, blocks grow from `block` up to `max_block` so that one lasts
-    /// about `target_ms`.
+    /// about `target_ms`. With `plain_redis`, `servers` are plain Redis servers (a managed
+    /// service's) that hand out segments with INCRBY, server i of k taking tickets i, i+k, ...
     #[new]
     #[pyo3(signature = (servers, sequence = "default", *, block = 1_000, max_block = None,
-        target_ms = 1_000, password = None, after_fork = "refuse"))]
+        target_ms = 1_000, password = None, after_fork = "refuse", plain_redis = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -97,6 +104,7 @@ impl TicketClient {
         target_ms: u64,
         password: Option<String>,
         after_fork: &str,
+        plain_redis: bool,
     ) -> PyResult<Self> {
         let after_fork = AfterFork::parse(after_fork)?;
         let max = max_block.unwrap_or(block);
@@ -115,6 +123,7 @@ impl TicketClient {
             sequence: sequence.to_string(),
             password,
             sizing,
+            plain_redis,
         };
         let tickets = py
             .detach(|| Tickets::start(&source))

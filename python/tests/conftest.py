@@ -46,11 +46,12 @@ def wait_for(check, what: str, within: float = 10.0) -> None:
 class RedisServer:
     """A redis-server on a free loopback port with the idgen module loaded."""
 
-    def __init__(self, data_dir: Path, env: Optional[dict] = None) -> None:
+    def __init__(self, data_dir: Path, env: Optional[dict] = None, module: bool = True) -> None:
         assert MODULE.exists(), f"{MODULE} is missing: run make build"
         self.port = free_port()
         self.data_dir = data_dir
         self.env = env
+        self.module = module
         self.process: Optional[subprocess.Popen] = None
         self.start()
 
@@ -61,11 +62,12 @@ class RedisServer:
     def start(self) -> None:
         args = [
             REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(self.data_dir), "--loadmodule", str(MODULE),
+            "--appendonly", "no", "--dir", str(self.data_dir),
+        ]
+        if self.module:
             # The longest lease TTL allowed, and how far past its start the coordinator fences
             # grants: the tests' leases last 1.5 s (the default horizon is 30 s).
-            "workerid-horizon-ms", str(HORIZON_MS),
-        ]
+            args += ["--loadmodule", str(MODULE), "workerid-horizon-ms", str(HORIZON_MS)]
         log = open(self.data_dir / "redis.log", "ab")
         self.process = subprocess.Popen(args, stdout=log, stderr=log, env=self.env)
         wait_for(lambda: self.client().ping(), f"redis-server on port {self.port} answers")
@@ -85,7 +87,26 @@ class RedisServer:
 
     def leases(self, namespace: str) -> list:
         """WORKERID.LIST: [worker_id, token, expires_at_ms, until_ms] per live lease."""
+        if not self.module:
+            return self.client().execute_command("FCALL", "workerid_list", 1, namespace)
         return self.client().execute_command("WORKERID.LIST", namespace)
+
+    def managed_url(self) -> str:
+        """The URL of a user as a managed service gives one: denied MODULE, CONFIG, DEBUG and
+        SHUTDOWN (made on first use)."""
+        self.client().execute_command(
+            "ACL", "SETUSER", "app", "on", ">app-secret", "~*", "&*", "+@all", "-module",
+            "-config", "-debug", "-shutdown",
+        )
+        return f"redis://app:app-secret@127.0.0.1:{self.port}/"
+
+    def wait_past_library_fence(self) -> None:
+        """The library's grants start above the server's start (its uptime, whole seconds)
+        plus the horizon: wait until that has passed."""
+        wait_for(
+            lambda: self.client().info("server")["uptime_in_seconds"] * 1000 > HORIZON_MS + 1000,
+            "the server's uptime passes the horizon",
+        )
 
     def pause(self) -> None:
         assert self.process is not None
@@ -133,6 +154,15 @@ def tmp_dir() -> Iterator[Path]:
 def coordinator(tmp_dir: Path) -> Iterator[RedisServer]:
     server = RedisServer(tmp_dir)
     server.wait_past_lease_fence()
+    yield server
+    server.kill()
+
+
+@pytest.fixture
+def library_coordinator(tmp_dir: Path) -> Iterator[RedisServer]:
+    """A redis-server without the module, as a managed service's: the library is for the test
+    to install."""
+    server = RedisServer(tmp_dir, module=False)
     yield server
     server.kill()
 

@@ -32,13 +32,21 @@ impl Cluster {
         replicas: usize,
         module_args: impl Fn(usize) -> Vec<String>,
     ) -> Cluster {
+        Cluster::start_with(primaries, replicas, |i| Options {
+            module_args: module_args(i),
+            ..Options::default()
+        })
+    }
+
+    /// [`Cluster::start`] with node `i` started as `options(i)` says (e.g. without the module).
+    pub fn start_with(
+        primaries: usize,
+        replicas: usize,
+        options: impl Fn(usize) -> Options,
+    ) -> Cluster {
         let nodes: Vec<Server> = (0..primaries * (1 + replicas))
             .map(|i| {
-                let options = Options {
-                    module_args: module_args(i),
-                    ..Options::default()
-                };
-                Server::start_with(options.server(&[
+                Server::start_with(options(i).server(&[
                     "--cluster-enabled",
                     "yes",
                     "--cluster-config-file",

@@ -10,6 +10,7 @@
 
 pub use redis;
 
+pub mod backend;
 pub mod burst;
 mod checkout;
 pub mod clock;

@@ -7,8 +7,10 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use idgen_client::{Backend as ClientBackend, LeaseOptions, LeasedGenerator};
 use idgen_core::dateseq::{Calendar, Period};
 use idgen_core::layout::{Layout, TWITTER_EPOCH_MS};
+use idgen_tests::backend::Backend;
 use idgen_tests::cluster::Cluster;
 use idgen_tests::library::{install, managed_user, plain_server, source_as};
 use idgen_tests::partition::Partition;
@@ -314,18 +316,27 @@ fn date_sequence_options_and_errors_follow_the_module() {
             &["COUNT", "0"],
             "ERR COUNT 0 must be between 1 and 1000000000",
         ),
-        (&["DIGITS", "11"], "ERR DIGITS 11 must be between 1 and 10"),
-        (&["DIGITS", "x"], "ERR DIGITS x is not an integer"),
+        (
+            &["DIGITS", "11"],
+            "ERR DIGITS must be between 1 and 10, got 11",
+        ),
+        (
+            &["DIGITS", "x"],
+            "ERR value is not an integer or out of range: 'x'",
+        ),
         (
             &["PERIOD", "week"],
             "ERR PERIOD 'week' must be day, month or year",
         ),
-        (&["FOO"], "ERR syntax error: 'FOO' is not an option here"),
+        (
+            &["FOO"],
+            "ERR syntax error: 'FOO' is not an option of this command",
+        ),
         (
             &["COUNT", "1", "COUNT", "2"],
-            "ERR COUNT given more than once",
+            "ERR syntax error: 'COUNT' is given more than once",
         ),
-        (&["COUNT"], "ERR COUNT needs a value"),
+        (&["COUNT"], "ERR syntax error: 'COUNT' needs a value"),
         // The gap of a new process does not fit in 4 digits.
         (&["DIGITS", "4"], "is spent"),
     ];
@@ -554,4 +565,133 @@ fn wait_until_ok<T>(mut call: impl FnMut() -> redis::RedisResult<T>) -> T {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Done when, in Rust: on a stock server as a managed service's user, the library installs with
+/// the one command, a Rust service leases worker IDs from it (the backend found on connect) and
+/// makes 1,000,000 IDs with two generators, and a lease worker told `--backend library` adds
+/// its own: no ID repeats.
+#[test]
+fn a_rust_service_leases_from_the_library_as_a_managed_user_and_repeats_nothing() {
+    const HORIZON_MS: u64 = 2_000;
+    let server = plain_server();
+    let _con = managed_user(&server);
+    let url = idgen_tests::library::managed_url(&server);
+    let out = std::process::Command::new(idgen_tests::lease_worker_binary())
+        .args(["install-library", "--url", &url])
+        .args(["--horizon-ms", &HORIZON_MS.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    Backend::Library.wait_past_lease_fence(&server, HORIZON_MS);
+
+    let options = LeaseOptions::new(&url, "svc").ttl(Duration::from_millis(HORIZON_MS));
+    let generators: Vec<LeasedGenerator> = (0..2)
+        .map(|_| LeasedGenerator::start(options.clone()).expect("a lease from the library"))
+        .collect();
+    let workers: HashSet<u32> = generators
+        .iter()
+        .map(|g| g.lease().expect("held").worker_id)
+        .collect();
+    assert_eq!(workers.len(), 2, "two holders, two worker IDs");
+    let mut all: Vec<u64> = Vec::with_capacity(1_000_000);
+    for g in &generators {
+        let mut mine = Vec::new();
+        while mine.len() < 500_000 {
+            if g.next_ids(10_000, &mut mine).is_err() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        all.extend(mine);
+    }
+    let worker = std::process::Command::new(idgen_tests::lease_worker_binary())
+        .args(["--url", &url, "--namespace", "svc", "--backend", "library"])
+        .args(["--ttl-ms", &HORIZON_MS.to_string(), "--run-ms", "300"])
+        .output()
+        .unwrap();
+    assert!(worker.status.success(), "{worker:?}");
+    let printed: Vec<u64> = String::from_utf8_lossy(&worker.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("I ")?.split(' ').next()?.parse().ok())
+        .collect();
+    assert!(
+        printed.len() > 100,
+        "the worker made IDs: {}",
+        printed.len()
+    );
+    let made = all.len() + printed.len();
+    all.extend(printed);
+    let distinct: HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(distinct.len(), made, "an ID repeated");
+    assert!(made >= 1_000_000);
+    let held: Vec<Vec<i64>> = cmd(&["FCALL", "workerid_list", "1", "svc"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert_eq!(held.len(), 2, "the worker released its lease: {held:?}");
+    drop(generators);
+    let held: Vec<Vec<i64>> = cmd(&["FCALL", "workerid_list", "1", "svc"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert!(held.is_empty(), "dropping a generator releases: {held:?}");
+
+    // The module asked for where there is none, and a client that finds neither.
+    let mut module = LeaseOptions::new(&url, "svc").ttl(Duration::from_millis(HORIZON_MS));
+    module.backend = ClientBackend::Module;
+    module.start_within = Duration::from_millis(200);
+    assert!(LeasedGenerator::start(module).is_err());
+    let _: () = cmd(&["FUNCTION", "FLUSH"])
+        .query(&mut server.connection())
+        .unwrap();
+    let e = LeasedGenerator::start(options).err().expect("refused");
+    assert!(
+        e.to_string()
+            .contains("neither the idgen module nor a library to lease from"),
+        "{e}"
+    );
+}
+
+/// The lease functions on a Cluster of servers without the module: each namespace is served by
+/// the primary of its slot (the function declares it as its key, so any other node answers
+/// MOVED), and leases in namespaces of different primaries are held apart.
+#[test]
+fn library_leases_run_on_every_primary_of_a_cluster() {
+    let cluster = Cluster::start_with(3, 0, |_| Options {
+        no_module: true,
+        ..Options::default()
+    });
+    let seed = cluster.nodes[0].port;
+    let url = format!("redis://127.0.0.1:{seed}/");
+    let (ok, _, err) = install_library(&url);
+    assert!(ok, "{err}");
+    let mut owners = HashSet::new();
+    for ns in ["{a}fleet", "{b}fleet", "{c}fleet"] {
+        let port = cluster.shard_of(ns, seed).ports[0];
+        owners.insert(port);
+        let node = cluster.nodes.iter().find(|n| n.port == port).unwrap();
+        let mut con = node.connection();
+        let grant: Vec<i64> = cmd(&["FCALL", "workerid_acquire", "1", ns, "TTL", "5000"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(grant[0], 0, "{ns}");
+        let renewed: Vec<i64> = cmd(&[
+            "FCALL",
+            "workerid_renew",
+            "1",
+            ns,
+            "0",
+            &grant[1].to_string(),
+            "TTL",
+            "5000",
+        ])
+        .query(&mut con)
+        .unwrap();
+        assert!(renewed[0] >= grant[2]);
+        let other = cluster.nodes.iter().find(|n| n.port != port).unwrap();
+        let err = error_of(
+            &mut other.connection(),
+            &cmd(&["FCALL", "workerid_acquire", "1", ns, "TTL", "5000"]),
+        );
+        assert!(err.starts_with("MOVED"), "{ns} on another node: {err}");
+    }
+    assert!(owners.len() >= 2, "the namespaces fell on one primary");
 }

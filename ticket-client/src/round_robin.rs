@@ -27,14 +27,16 @@ fn server_url(addr: &str) -> String {
     }
 }
 
-/// One handle per address, connecting lazily, with AUTH `password` when given.
-fn connect(addrs: &[String], password: Option<&str>) -> Result<Vec<Server>> {
+/// One handle per address, connecting lazily, with AUTH `password` when given; plain Redis
+/// servers holding segments when `segments`.
+fn connect(addrs: &[String], password: Option<&str>, segments: bool) -> Result<Vec<Server>> {
     if addrs.is_empty() {
         return Err(ClientError::NoServers);
     }
     addrs
         .iter()
-        .map(|addr| {
+        .enumerate()
+        .map(|(position, addr)| {
             let bad = |source| ClientError::BadAddress {
                 addr: addr.clone(),
                 source,
@@ -46,6 +48,7 @@ fn connect(addrs: &[String], password: Option<&str>) -> Result<Vec<Server>> {
                 info = info.set_redis_settings(settings);
             }
             Ok(Server {
+                segment: segments.then(|| Segment::of(position, addrs.len())),
                 addr: addr.clone(),
                 client: redis::Client::open(info).map_err(bad)?,
                 connection: tokio::sync::Mutex::new(None),
@@ -75,6 +78,8 @@ pub struct Range {
 }
 
 struct Server {
+    /// Set for a plain Redis server that hands out segments with `INCRBY`.
+    segment: Option<Segment>,
     addr: String,
     client: redis::Client,
     connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
@@ -87,6 +92,8 @@ pub struct RoundRobin {
     servers: std::sync::RwLock<Arc<Vec<Server>>>,
     next: AtomicUsize,
     password: Option<String>,
+    /// Plain Redis servers holding segments ([`RoundRobin::segments`]).
+    segments: bool,
 }
 
 impl RoundRobin {
@@ -104,9 +111,33 @@ impl RoundRobin {
     /// When `addrs` is empty or an address is malformed.
     pub fn with_password(addrs: &[String], password: Option<String>) -> Result<Self> {
         Ok(RoundRobin {
-            servers: std::sync::RwLock::new(Arc::new(connect(addrs, password.as_deref())?)),
+            servers: std::sync::RwLock::new(Arc::new(connect(addrs, password.as_deref(), false)?)),
             next: AtomicUsize::new(0),
             password,
+            segments: false,
+        })
+    }
+
+    /// A client that takes tickets from plain Redis servers (a managed service, or any Redis
+    /// without a ticket server): Leaf's segments on Redis. Server `i` of `k` (in the order
+    /// given, from 1) hands out `i, i + k, i + 2k, ...`, as a ticket server with offset `i` and
+    /// increment `k` does, counting in the key `idgen:tickets:<sequence>` with `INCRBY`. Each
+    /// server records its place (`idgen:tickets-layout`, `"<offset> <increment>"`) on first
+    /// use and refuses a client that gives it another: a reordered, grown or shrunk list
+    /// would repeat tickets.
+    ///
+    /// Tickets are as durable as the server keeps its writes: an `INCRBY` lost in a restart
+    /// or a failover (without `appendfsync always`, or with asynchronous replication) hands
+    /// its tickets out again.
+    ///
+    /// # Errors
+    /// When `addrs` is empty or an address is malformed.
+    pub fn segments(addrs: &[String], password: Option<String>) -> Result<Self> {
+        Ok(RoundRobin {
+            servers: std::sync::RwLock::new(Arc::new(connect(addrs, password.as_deref(), true)?)),
+            next: AtomicUsize::new(0),
+            password,
+            segments: true,
         })
     }
 
@@ -116,7 +147,7 @@ impl RoundRobin {
     /// # Errors
     /// When `addrs` is empty or an address is malformed; the old set stays then.
     pub fn set_servers(&self, addrs: &[String]) -> Result<()> {
-        let servers = Arc::new(connect(addrs, self.password.as_deref())?);
+        let servers = Arc::new(connect(addrs, self.password.as_deref(), self.segments)?);
         *self.servers.write().unwrap_or_else(|p| p.into_inner()) = servers;
         Ok(())
     }
@@ -228,12 +259,18 @@ impl Server {
             match slot.as_ref() {
                 Some(connection) => connection.clone(),
                 None => {
-                    let connection = self.client.get_multiplexed_async_connection().await?;
+                    let mut connection = self.client.get_multiplexed_async_connection().await?;
+                    if let Some(segment) = &self.segment {
+                        segment.claim(&mut connection).await?;
+                    }
                     *slot = Some(connection.clone());
                     connection
                 }
             }
         };
+        if let Some(segment) = &self.segment {
+            return segment.call(&mut connection, sequence, ask).await;
+        }
         let mut cmd = redis::cmd(if matches!(ask, Ask::Range(_)) {
             "TICKET.RANGE"
         } else {
@@ -249,5 +286,128 @@ impl Server {
                 .await
                 .map(|t| vec![t]),
         }
+    }
+}
+
+/// A plain Redis server's place among `increment` servers: it hands out `offset`,
+/// `offset + increment`, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Segment {
+    offset: u64,
+    increment: u64,
+}
+
+/// The key where a plain Redis server records its place.
+const LAYOUT_KEY: &str = "idgen:tickets-layout";
+
+impl Segment {
+    fn of(position: usize, servers: usize) -> Segment {
+        Segment {
+            offset: position as u64 + 1,
+            increment: servers as u64,
+        }
+    }
+
+    fn text(&self) -> String {
+        format!("{} {}", self.offset, self.increment)
+    }
+
+    /// Records this place on the server, or checks it against the one recorded.
+    async fn claim(&self, connection: &mut MultiplexedConnection) -> redis::RedisResult<()> {
+        let before: Option<String> = redis::cmd("SET")
+            .arg(LAYOUT_KEY)
+            .arg(self.text())
+            .arg("NX")
+            .arg("GET")
+            .query_async(connection)
+            .await?;
+        match before {
+            Some(recorded) if recorded != self.text() => Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "another place",
+                format!(
+                    "this server holds tickets as offset/increment {recorded:?}, and this client \
+                     gives it {:?}: the list of servers changed order or size, which would \
+                     repeat tickets; give the servers in their first order",
+                    self.text()
+                ),
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `ask` as one `INCRBY` of the sequence's counter: the segment's tickets.
+    async fn call(
+        &self,
+        connection: &mut MultiplexedConnection,
+        sequence: &str,
+        ask: Ask,
+    ) -> redis::RedisResult<Vec<u64>> {
+        let count = match ask {
+            Ask::One => 1,
+            Ask::Many(n) | Ask::Range(n) => n,
+        };
+        let counted: u64 = redis::cmd("INCRBY")
+            .arg(format!("idgen:tickets:{sequence}"))
+            .arg(count)
+            .query_async(connection)
+            .await?;
+        let range = self.range(counted, count).ok_or_else(|| {
+            redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "spent",
+                format!("the counter of {sequence:?} is at {counted}: its tickets would pass 2^64"),
+            ))
+        })?;
+        Ok(match ask {
+            Ask::Range(_) => vec![range.first, range.step, range.count],
+            _ => (0..range.count)
+                .map(|i| range.first + i * range.step)
+                .collect(),
+        })
+    }
+
+    /// The tickets of the `count` counts up to `counted`, or None past 2^64.
+    fn range(&self, counted: u64, count: u64) -> Option<Range> {
+        let before = counted.checked_sub(count).filter(|_| count > 0)?;
+        let first = before
+            .checked_mul(self.increment)?
+            .checked_add(self.offset)?;
+        (count - 1)
+            .checked_mul(self.increment)?
+            .checked_add(first)?;
+        Some(Range {
+            first,
+            step: self.increment,
+            count,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_of_k_servers_interleave_like_ticket_servers() {
+        let (a, b, c) = (Segment::of(0, 3), Segment::of(1, 3), Segment::of(2, 3));
+        assert_eq!(a.range(1, 1).unwrap().first, 1);
+        assert_eq!(b.range(1, 1).unwrap().first, 2);
+        assert_eq!(c.range(1, 1).unwrap().first, 3);
+        // The second block of 4 from server b: counts 5..=8, tickets 14, 17, 20, 23.
+        let r = b.range(8, 4).unwrap();
+        assert_eq!((r.first, r.step, r.count), (14, 3, 4));
+        let mut all: Vec<u64> = Vec::new();
+        for s in [a, b, c] {
+            for block in [(2, 2), (5, 3), (6, 1)] {
+                let r = s.range(block.0, block.1).unwrap();
+                all.extend((0..r.count).map(|i| r.first + i * r.step));
+            }
+        }
+        all.sort_unstable();
+        assert_eq!(all, (1..=18).collect::<Vec<_>>(), "every ticket once");
+        assert_eq!(a.range(u64::MAX, 1).unwrap().first, u64::MAX);
+        assert_eq!(b.range(u64::MAX, 1), None, "past 2^64 is refused");
+        assert_eq!(a.range(3, 4), None);
     }
 }

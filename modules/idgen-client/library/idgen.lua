@@ -42,8 +42,25 @@ local KEPT_PERIODS = 2
 local me = nil
 local replid = nil
 local promotions = 0
+local replica = false
 local snowflake = {}
 local nodes = {}
+
+-- Worker-ID leases (the module's protocol, docs/leases.md). No TTL is longer, and no holder
+-- records an UNTIL further past the server's clock, than the horizon (the module's
+-- idgen.workerid-horizon-ms default).
+local HORIZON_MS = 30000
+local MIN_TTL_MS = 100
+local MAX_POOL = 65536
+local DEFAULT_POOL = 1024
+-- Tokens granted at Unix ms t are at least t * 1000: below 2^53 until 2255.
+local TOKENS_PER_MS = 1000
+-- Every grant starts above this (set by process()).
+local lease_fence = 0
+-- Per namespace, the highest version and token this state saw, and the records it wrote for
+-- live leases: lost at a restart, a reload or a promotion, where the fence stands in.
+local seen = {}
+local granted = {}
 
 local function fail(message)
   return redis.error_reply('ERR ' .. message)
@@ -54,19 +71,31 @@ end
 -- another, and is promoted again does not take the other's writes for its own. A promotion
 -- gives a node a new replication ID and keeps the one it followed as the second; a primary
 -- that makes a backlog for its first replica takes a new ID too, but clears the second.
-local function process()
-  if not me then
-    me = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-  end
+-- Also sets the lease fence (see the leases below), which follows the same events; `now` is
+-- the call's clock.
+local function process(now)
   local info = redis.call('INFO', 'replication')
   local id = string.match(info, 'master_replid:(%x+)')
-  if replid and id ~= replid then
-    local second = string.match(info, 'master_replid2:(%x+)') or ''
-    if not string.match(second, '^0*$') then
-      promotions = promotions + 1
+  local promoted = not string.match(string.match(info, 'master_replid2:(%x+)') or '', '^0*$')
+  if not me then
+    local server = redis.call('INFO', 'server')
+    me = string.match(server, 'run_id:(%x+)')
+    -- Grants start a horizon after this process started, as the module's do after a start
+    -- without its witness file; and a horizon from now on a node that went through a
+    -- promotion (it has a second replication ID) at a time this state cannot know.
+    local uptime = tonumber(string.match(server, 'uptime_in_seconds:(%d+)')) or 0
+    lease_fence = now - uptime * 1000 + HORIZON_MS
+    if promoted then
+      lease_fence = now + HORIZON_MS
     end
+  elseif id ~= replid and promoted then
+    promotions = promotions + 1
+    -- Another primary acknowledged grants and renewals this copy may lack.
+    lease_fence = math.max(lease_fence, now + HORIZON_MS)
+    seen, granted = {}, {}
   end
   replid = id
+  replica = string.match(info, 'role:(%a+)') ~= 'master'
   return me .. ':' .. promotions
 end
 
@@ -75,34 +104,93 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- An integer argument in [low, high], or nil and the error naming it.
+-- The error for a call whose keys (`what`) the server's maxmemory-policy can evict, or nil:
+-- the library's keys never keep an expiry, so only an allkeys-* policy can.
+local function evictable(what)
+  local policy = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w-]+)')
+  if policy and string.match(policy, '^allkeys') then
+    return fail(string.format('maxmemory-policy is %s, which can evict %s; set maxmemory-policy '
+      .. 'noeviction (or a volatile-* policy)', policy, what))
+  end
+end
+
+-- A value as the module quotes it in a message: in single quotes, escaped, cut at 64 bytes.
+local ESCAPES = { ['\t'] = '\\t', ['\r'] = '\\r', ['\n'] = '\\n', ['\\'] = '\\\\',
+  ["'"] = "\\'", ['"'] = '\\"' }
+local function shown(text)
+  local escaped = string.gsub(string.sub(text, 1, 64), '.', function(c)
+    local byte = string.byte(c)
+    return ESCAPES[c] or (byte >= 32 and byte < 127 and c) or string.format('\\x%02x', byte)
+  end)
+  return "'" .. escaped .. (#text > 64 and '...' or '') .. "'"
+end
+
+-- A signed 64-bit integer as Redis reads one (no '+', no spaces), as a number (exact below
+-- 2^53) and as canonical text; nil if it is not one.
+local function parse_integer(text)
+  local sign, digits = string.match(text, '^(%-?)0*(%d+)$')
+  if not digits then
+    return nil
+  end
+  local most = sign == '-' and '9223372036854775808' or '9223372036854775807'
+  if #digits > 19 or (#digits == 19 and digits > most) then
+    return nil
+  end
+  if digits == '0' then sign = '' end
+  return tonumber(sign .. digits), sign .. digits
+end
+
+-- A range's end as the module writes it: i64's ends exact.
+local function bound(x)
+  if x >= 2 ^ 63 - 1 then return '9223372036854775807' end
+  if x <= -2 ^ 63 then return '-9223372036854775808' end
+  return string.format('%.0f', x)
+end
+
+-- An integer argument named `name` in [low, high] and its text as the module shows it (exact
+-- past 2^53); or nil and the error, in the module's words.
 local function integer(name, text, low, high)
-  local n = tonumber(text)
-  if not n or n ~= math.floor(n) or not string.match(text, '^%-?%d+$') then
-    return nil, fail(name .. ' ' .. tostring(text) .. ' is not an integer')
+  local n, canonical = parse_integer(text)
+  if not n then
+    return nil, fail('value is not an integer or out of range: ' .. shown(text))
   end
   if n < low or n > high then
-    return nil, fail(string.format('%s %s must be between %d and %d', name, text, low, high))
+    return nil, fail(string.format('%s %s must be between %s and %s', name, canonical,
+      bound(low), bound(high)))
+  end
+  return n, canonical
+end
+
+-- A number the operator wrote into a state key's field `name`, in [low, high].
+local function field_integer(name, text, low, high)
+  local n = parse_integer(text)
+  if not n then
+    return nil, fail(name .. ' ' .. shown(text) .. ' is not an integer')
+  end
+  if n < low or n > high then
+    return nil, fail(string.format('%s %s must be between %.0f and %.0f', name, text, low, high))
   end
   return n
 end
 
--- The options in `args` (each at most once) among `known` (name -> takes a value).
-local function options(args, known)
+-- The options in `args` from `first` on (each at most once) among `known` (name -> takes a
+-- value), errors in the module's words.
+local function options(args, known, first)
   local found = {}
-  local i = 1
+  local i = first or 1
   while i <= #args do
     local name = string.upper(args[i])
     local takes = known[name]
-    if takes == nil then
-      return nil, fail("syntax error: '" .. args[i] .. "' is not an option here")
-    end
+    local syntax = 'syntax error: ' .. shown(args[i])
     if found[name] ~= nil then
-      return nil, fail(name .. ' given more than once')
+      return nil, fail(syntax .. ' is given more than once')
+    end
+    if takes == nil then
+      return nil, fail(syntax .. ' is not an option of this command')
     end
     if takes then
       if i == #args then
-        return nil, fail(name .. ' needs a value')
+        return nil, fail(syntax .. ' needs a value')
       end
       found[name] = args[i + 1]
       i = i + 2
@@ -171,12 +259,12 @@ local function snowflake_next(keys, args)
   if not datacenter then return err end
   local epoch = EPOCH_MS
   if h[5] then
-    epoch, err = integer("epoch of '" .. key .. "'", h[5], -2 ^ 45, 2 ^ 45)
+    epoch, err = field_integer("epoch of '" .. key .. "'", h[5], -2 ^ 45, 2 ^ 45)
     if not epoch then return err end
   end
   local drift = MAX_DRIFT_MS
   if h[7] then
-    drift, err = integer("max_drift_ms of '" .. key .. "'", h[7], 0, MAX_DRIFT_RANGE_MS)
+    drift, err = field_integer("max_drift_ms of '" .. key .. "'", h[7], 0, MAX_DRIFT_RANGE_MS)
     if not drift then return err end
   end
   if h[6] and tonumber(h[6]) ~= epoch then
@@ -192,7 +280,8 @@ local function snowflake_next(keys, args)
       "'%s' and '%s' both give datacenter %d worker %d on this server: they would issue the "
         .. "same IDs; give each state key a pair of its own", holder, key, datacenter, worker))
   end
-  local now, mark = now_ms(), process()
+  local now = now_ms()
+  local mark = process(now)
   local state = snowflake[key]
   if not state or state.node ~= node or h[3] ~= mark then
     -- Another process wrote this key last (a restart, a failover), this one reloaded the
@@ -277,15 +366,18 @@ local function dateseq_value(label, digits, n, as_text)
 end
 
 local DATESEQ_OPTIONS = { COUNT = true, DIGITS = true, PERIOD = true, STRING = false }
+local DATESEQ_CURRENT_OPTIONS = { DIGITS = true, PERIOD = true, STRING = false }
 
--- The options both date-sequence functions take: period, digits, count, as text.
-local function dateseq_options(args)
-  local opts, err = options(args, DATESEQ_OPTIONS)
+-- The options of a date-sequence function (COUNT only where `counted`): period, digits,
+-- count, as text; checked in the module's order.
+local function dateseq_options(args, counted)
+  local opts, err = options(args, counted and DATESEQ_OPTIONS or DATESEQ_CURRENT_OPTIONS)
   if not opts then return nil, err end
   local digits, count = 6, 1
+  local digits_text = '6'
   if opts.DIGITS then
-    digits, err = integer('DIGITS', opts.DIGITS, 1, 10)
-    if not digits then return nil, err end
+    digits, digits_text = integer('DIGITS', opts.DIGITS, -2 ^ 63, 2 ^ 63)
+    if not digits then return nil, digits_text end
   end
   if opts.COUNT then
     count, err = integer('COUNT', opts.COUNT, 1, DATESEQ_COUNT_MAX)
@@ -293,7 +385,10 @@ local function dateseq_options(args)
   end
   local period = string.upper(opts.PERIOD or 'day')
   if period ~= 'DAY' and period ~= 'MONTH' and period ~= 'YEAR' then
-    return nil, fail("PERIOD '" .. opts.PERIOD .. "' must be day, month or year")
+    return nil, fail('PERIOD ' .. shown(opts.PERIOD) .. ' must be day, month or year')
+  end
+  if digits < 1 or digits > 10 then
+    return nil, fail('DIGITS must be between 1 and 10, got ' .. digits_text)
   end
   return { digits = digits, count = count, period = period, text = opts.STRING ~= nil,
     range = opts.COUNT ~= nil }
@@ -306,10 +401,11 @@ local function dateseq_call(name, keys, args)
   if not key then
     return nil, fail(name .. ' takes its key: FCALL ' .. name .. ' 1 <key> [options]')
   end
-  local o, err = dateseq_options(args)
+  local o, err = dateseq_options(args, name == 'dateseq_next')
   if not o then return nil, err end
   o.key = key
-  o.label = period_label(o.period, now_ms())
+  o.now = now_ms()
+  o.label = period_label(o.period, o.now)
   o.field = string.lower(o.period) .. ':' .. o.label
   return o
 end
@@ -327,7 +423,7 @@ local function dateseq_next(keys, args)
     return fail(string.format("the counter '%s' of '%s' holds '%s', not a count", field, key,
       h[1]))
   end
-  local mark = process()
+  local mark = process(o.now)
   local gap = ''
   if h[2] ~= mark then
     -- Another process wrote it last: what it gave since its last write that reached this
@@ -371,14 +467,390 @@ end
 local function dateseq_current(keys, args)
   local o, err = dateseq_call('dateseq_current', keys, args)
   if not o then return err end
-  if o.range then
-    return fail("syntax error: 'COUNT' is not an option here")
-  end
   local held = redis.call('HGET', o.key, o.field)
   if not held then
     return nil
   end
   return dateseq_value(o.label, o.digits, tonumber(held), o.text)
+end
+
+-- Worker-ID leases: WORKERID.ACQUIRE, RENEW, RELEASE and LIST of the module, on its namespace
+-- format (a hash: max, token, version, void_below, grant_above, and per worker ID
+-- "<token> <expires_ms> <until_ms> <floor_ms>"), which the library marks with `owner`, the
+-- process that wrote it last. In place of the module's witness file: grants start above the
+-- lease fence (a horizon past this process's start, or past a promotion), and a namespace
+-- that another process wrote last is fenced at its first write here.
+
+local AGAIN = 'stop issuing and ACQUIRE again'
+
+local function foreign(why)
+  return fail('the namespace holds data idgen did not write (' .. why .. '): refusing to use '
+    .. 'or overwrite it; DEL it only if no process holds a lease from it')
+end
+
+-- As Rust's {:?} shows a string.
+local function quoted(text)
+  return '"' .. string.gsub(text, '[\\"]', '\\%0') .. '"'
+end
+
+-- A count the library wrote: digits, exact in a double.
+local function count_of(text)
+  if not string.match(text, '^%d+$') or #text > 16 then
+    return nil
+  end
+  local n = tonumber(text)
+  if n >= 2 ^ 53 then
+    return nil
+  end
+  return n
+end
+
+local function record_text(l)
+  return decimal(l.token) .. ' ' .. decimal(l.expires) .. ' ' .. decimal(l.until_ms) .. ' '
+    .. decimal(l.floor)
+end
+
+local POOL_COUNTS = { max = 'max', token = 'token', version = 'version',
+  void_below = 'void_below', grant_above = 'grant_above' }
+
+-- The namespace's pool as its hash holds it, or nil and the error.
+local function read_pool(ns)
+  local flat = redis.pcall('HGETALL', ns)
+  if flat.err then
+    return nil, flat
+  end
+  local pool = { max = 0, token = 0, version = 0, void_below = 0, grant_above = 0, leases = {} }
+  local has_max = false
+  for i = 1, #flat, 2 do
+    local field, value = flat[i], flat[i + 1]
+    local bad = 'field ' .. quoted(field) .. ' = ' .. quoted(value)
+    if field == 'owner' then
+      pool.owner = value
+    elseif POOL_COUNTS[field] then
+      local n = count_of(value)
+      if not n then return nil, foreign(bad) end
+      pool[POOL_COUNTS[field]] = n
+      has_max = has_max or field == 'max'
+    else
+      local id = count_of(field)
+      local t, e, u, f = string.match(value, '^(%d+) (%d+) (%d+) (%d+)$')
+      local l = t and { token = count_of(t), expires = count_of(e), until_ms = count_of(u),
+        floor = count_of(f) }
+      if not id or decimal(id) ~= field or not l or not (l.token and l.expires and l.until_ms
+          and l.floor) or l.floor > l.until_ms then
+        return nil, foreign(bad)
+      end
+      pool.leases[id] = l
+    end
+  end
+  if has_max and (pool.max == 0 or pool.max > MAX_POOL) then
+    return nil, foreign('field "max" = ' .. quoted(decimal(pool.max)))
+  end
+  if not has_max and next(pool.leases) then
+    return nil, foreign('leases but no "max"')
+  end
+  local ids = {}
+  for id in pairs(pool.leases) do table.insert(ids, id) end
+  table.sort(ids)
+  for _, id in ipairs(ids) do
+    if id >= pool.max or pool.leases[id].token > pool.token then
+      return nil, foreign('field ' .. quoted(decimal(id)) .. ' = '
+        .. quoted(record_text(pool.leases[id])))
+    end
+  end
+  pool.ids = ids
+  return pool
+end
+
+-- Writes the pool's counters and `worker`'s record (all of them for nil) with one HSET, and
+-- drops any expiry the namespace was given: a namespace that expires would hand its worker
+-- IDs out again. Remembers what it wrote.
+local function write_pool(ns, pool, mark, worker, now)
+  local args = { 'HSET', ns, 'token', decimal(pool.token), 'version', decimal(pool.version),
+    'owner', mark }
+  for _, name in ipairs({ 'max', 'void_below', 'grant_above' }) do
+    if pool[name] ~= 0 then
+      table.insert(args, name)
+      table.insert(args, decimal(pool[name]))
+    end
+  end
+  local l = worker and pool.leases[worker]
+  if l then
+    table.insert(args, decimal(worker))
+    table.insert(args, record_text(l))
+  end
+  redis.call(unpack(args))
+  redis.call('PERSIST', ns)
+  local known = seen[ns] or { version = 0, token = 0 }
+  seen[ns] = { version = math.max(known.version, pool.version),
+    token = math.max(known.token, pool.token) }
+  if l then
+    local mine = granted[ns] or {}
+    mine[worker] = l.expires > now and record_text(l) or nil
+    for id, text in pairs(mine) do
+      if tonumber(string.match(text, '^%d+ (%d+)')) <= now then mine[id] = nil end
+    end
+    granted[ns] = next(mine) and mine or nil
+  end
+end
+
+-- The namespace `ns` opened for a lease call: refused on a replica or under eviction, reset
+-- if it went back since this state saw it, fenced if another process wrote it last.
+-- Returns the pool, the clock and this process's mark, or nil and the error.
+local function open_pool(ns, writable)
+  local now = now_ms()
+  local mark = process(now)
+  if replica then
+    return nil, fail('WORKERID commands are refused on a replica: send them to the primary')
+  end
+  local err = evictable('lease namespaces: an evicted namespace grants live holders\' worker IDs '
+    .. 'again')
+  if err then return nil, err end
+  local pool, err = read_pool(ns)
+  if not pool then return nil, err end
+  local known = seen[ns]
+  local has_data = pool.version ~= 0 or pool.token ~= 0
+  -- Written last by another process (before a restart, a failover, or on another node): its
+  -- records may lack renewals that reached only a lost copy. Fenced at its first write; a
+  -- read leaves it unknown.
+  local unknown = not known and has_data and pool.owner ~= mark
+  if unknown and not writable then
+    return pool, now, mark
+  end
+  if known and (pool.version < known.version or pool.token < known.token) then
+    -- Deleted, expired, evicted, flushed or restored from an older copy since this state
+    -- last saw it: every lease granted before is void, grants start a horizon from now.
+    granted[ns] = nil
+    if writable then
+      pool.token = math.max(pool.token, known.token)
+      pool.version = math.max(pool.version, known.version) + 1
+      pool.void_below = pool.token + 1
+      pool.grant_above = math.max(pool.grant_above, now + HORIZON_MS)
+      write_pool(ns, pool, mark, nil, now)
+      redis.log(redis.LOG_WARNING, 'idgen: namespace ' .. ns .. ' went back (deleted, '
+        .. 'expired, evicted, flushed or restored from an older copy): its earlier leases are '
+        .. 'void and grants start above ' .. decimal(pool.grant_above))
+    end
+  elseif unknown then
+    pool.version = pool.version + 1
+    pool.grant_above = math.max(pool.grant_above, now + HORIZON_MS)
+    write_pool(ns, pool, mark, nil, now)
+  else
+    local mine = granted[ns] or {}
+    for id, wrote in pairs(mine) do
+      local l = pool.leases[id]
+      local found = l and record_text(l)
+      if found ~= wrote and tonumber(string.match(wrote, '^%d+ (%d+)')) > now then
+        return nil, foreign('field "' .. decimal(id) .. '" holds '
+          .. (found and quoted(found) or 'nothing') .. ', but the live lease this coordinator '
+          .. 'wrote there is ' .. quoted(wrote) .. ': the record was changed by hand; put it '
+          .. 'back, or DEL the namespace to void every lease in it')
+      end
+    end
+    if has_data then
+      seen[ns] = { version = math.max(pool.version, known and known.version or 0),
+        token = math.max(pool.token, known and known.token or 0) }
+    end
+  end
+  return pool, now, mark
+end
+
+local function check_ttl(ttl, text)
+  if ttl < MIN_TTL_MS or ttl > HORIZON_MS then
+    return fail(string.format('TTL %s must be between %d and %d ms (idgen.workerid-horizon-ms)',
+      text, MIN_TTL_MS, HORIZON_MS))
+  end
+end
+
+-- The live holder of `worker` under `token` (`h`: both and their texts), or nil and the error.
+local function holder(pool, h, now)
+  local worker, token = h.worker, h.token
+  local void = token < pool.void_below
+  if worker < 0 or worker >= pool.max then
+    if void then
+      -- As the module shows it: within a u32.
+      local shown_id = worker < 0 and '0' or (worker > 4294967295 and '4294967295' or h.worker_text)
+      return nil, fail(string.format('lease of worker ID %s is void: the namespace was reset '
+        .. '(deleted, expired, evicted, flushed or restored from an older copy) after it was '
+        .. 'granted; %s', shown_id, AGAIN))
+    elseif pool.max == 0 then
+      return nil, fail('the namespace holds no leases: it was deleted, expired, evicted or '
+        .. 'flushed (or never made): ' .. AGAIN)
+    end
+    return nil, fail(string.format('worker ID %s is not in this namespace: it must be between '
+      .. '0 and %d', h.worker_text, pool.max - 1))
+  end
+  if void then
+    return nil, fail(string.format('lease of worker ID %d is void: the namespace was reset '
+      .. '(deleted, expired, evicted, flushed or restored from an older copy) after it was '
+      .. 'granted; %s', worker, AGAIN))
+  end
+  local l = pool.leases[worker]
+  if l and l.token == token and l.expires > now then
+    return l
+  end
+  if l and l.token == token then
+    return nil, fail(string.format('lease of worker ID %d under token %s has expired: %s',
+      worker, h.token_text, AGAIN))
+  end
+  return nil, fail(string.format("token %s is not the holder's of worker ID %d: %s",
+    h.token_text, worker, AGAIN))
+end
+
+-- The `worker_id token` arguments: both, and their texts; or nil and the error.
+local function holder_args(args)
+  local worker, worker_text = integer('worker_id', args[1], -2 ^ 63, 2 ^ 63)
+  if not worker then return nil, worker_text end
+  local token, token_text = integer('token', args[2], 0, 2 ^ 63 - 1)
+  if not token then return nil, token_text end
+  return { worker = worker, token = token, worker_text = worker_text, token_text = token_text }
+end
+
+-- The error for a call of function `name` with other than one key and `low` to `high`
+-- arguments, or nil.
+local function arity(name, keys, args, low, high)
+  if #keys ~= 1 or #args < low or #args > high then
+    return fail("wrong number of arguments for '" .. name .. "' function")
+  end
+end
+
+-- FCALL workerid_acquire 1 <ns> TTL ms [MAX n]: [worker_id, token, expires_at_ms,
+-- start_above_ms].
+local function workerid_acquire(keys, args)
+  local err = arity('workerid_acquire', keys, args, 2, 4)
+  if err then return err end
+  local opts
+  opts, err = options(args, { TTL = true, MAX = true })
+  if not opts then return err end
+  if not opts.TTL then return fail('syntax error: TTL is required') end
+  local ttl, ttl_text = integer('TTL', opts.TTL, -2 ^ 63, 2 ^ 63)
+  if not ttl then return ttl_text end
+  local max, max_text = integer('MAX', opts.MAX or tostring(DEFAULT_POOL), -2 ^ 63, 2 ^ 63)
+  if not max then return max_text end
+  -- In the module's order: a MAX no pool size can be, then the TTL, then the MAX's range.
+  local bad_max = fail(string.format('MAX %s must be between 1 and %d', max_text, MAX_POOL))
+  if max < 0 or max >= 2 ^ 32 then return bad_max end
+  err = check_ttl(ttl, ttl_text)
+  if err then return err end
+  if max == 0 or max > MAX_POOL then return bad_max end
+  local ns = keys[1]
+  local pool, now, mark = open_pool(ns, true)
+  if not pool then return now end
+  if pool.max ~= 0 and pool.max ~= max then
+    return fail(string.format("MAX %d differs from this namespace's size %d: a namespace "
+      .. 'keeps the size it was made with', max, pool.max))
+  end
+  pool.max = max
+  -- The lowest free worker ID whose record is already in the past, else the one whose
+  -- record ends soonest.
+  local best, best_at = nil, nil
+  for id = 0, max - 1 do
+    local l = pool.leases[id]
+    if not (l and l.expires > now) then
+      local at = math.max(l and l.until_ms or 0, now)
+      if not best or at < best_at then
+        best, best_at = id, at
+      end
+      if best_at == now then break end
+    end
+  end
+  if not best then
+    return fail(string.format('all %d worker IDs of this namespace are leased', max))
+  end
+  local previous = pool.leases[best]
+  local start = math.max(previous and previous.until_ms or 0, pool.grant_above, lease_fence)
+  pool.token = math.max(pool.token + 1, now * TOKENS_PER_MS)
+  pool.version = pool.version + 1
+  pool.leases[best] = { token = pool.token, expires = now + ttl, until_ms = start, floor = start }
+  write_pool(ns, pool, mark, best, now)
+  return { best, pool.token, now + ttl, start }
+end
+
+-- FCALL workerid_renew 1 <ns> worker_id token TTL ms [UNTIL unix_ms]: [expires_at_ms,
+-- until_ms].
+local function workerid_renew(keys, args)
+  local err = arity('workerid_renew', keys, args, 4, 6)
+  if err then return err end
+  local h
+  h, err = holder_args(args)
+  if not h then return err end
+  local opts
+  opts, err = options(args, { TTL = true, UNTIL = true }, 3)
+  if not opts then return err end
+  if not opts.TTL then return fail('syntax error: TTL is required') end
+  local ttl, ttl_text = integer('TTL', opts.TTL, -2 ^ 63, 2 ^ 63)
+  if not ttl then return ttl_text end
+  local until_ms, until_text = 0, '0'
+  if opts.UNTIL then
+    until_ms, until_text = integer('UNTIL', opts.UNTIL, 0, 2 ^ 63 - 1)
+    if not until_ms then return until_text end
+  end
+  err = check_ttl(ttl, ttl_text)
+  if err then return err end
+  local ns = keys[1]
+  local pool, now, mark = open_pool(ns, true)
+  if not pool then return now end
+  if until_ms > now + HORIZON_MS then
+    return fail(string.format("UNTIL %s is more than %d ms (idgen.workerid-horizon-ms) past the "
+      .. "coordinator's clock %s", until_text, HORIZON_MS, decimal(now)))
+  end
+  local l
+  l, err = holder(pool, h, now)
+  if not l then return err end
+  l.expires = now + ttl
+  l.until_ms = math.max(l.until_ms, until_ms)
+  pool.version = pool.version + 1
+  write_pool(ns, pool, mark, h.worker, now)
+  return { l.expires, l.until_ms }
+end
+
+-- FCALL workerid_release 1 <ns> worker_id token [UNTIL unix_ms]: OK, and the worker ID is
+-- free at once; UNTIL lowers its record, never below where this holder started.
+local function workerid_release(keys, args)
+  local err = arity('workerid_release', keys, args, 2, 4)
+    or (#args == 3 and arity('workerid_release', keys, args, 0, 0))
+  if err then return err end
+  local h
+  h, err = holder_args(args)
+  if not h then return err end
+  local opts
+  opts, err = options(args, { UNTIL = true }, 3)
+  if not opts then return err end
+  local used
+  if opts.UNTIL then
+    local text
+    used, text = integer('UNTIL', opts.UNTIL, 0, 2 ^ 63 - 1)
+    if not used then return text end
+  end
+  local ns = keys[1]
+  local pool, now, mark = open_pool(ns, true)
+  if not pool then return now end
+  local l
+  l, err = holder(pool, h, now)
+  if not l then return err end
+  l.expires = 0
+  if used then
+    l.until_ms = math.max(math.min(l.until_ms, used), l.floor)
+  end
+  pool.version = pool.version + 1
+  write_pool(ns, pool, mark, h.worker, now)
+  return redis.status_reply('OK')
+end
+
+-- FCALL_RO workerid_list 1 <ns>: [worker_id, token, expires_at_ms, until_ms] per live lease.
+local function workerid_list(keys, args)
+  local err = arity('workerid_list', keys, args, 0, 0)
+  if err then return err end
+  local pool, now = open_pool(keys[1], false)
+  if not pool then return now end
+  local live = {}
+  for _, id in ipairs(pool.ids) do
+    local l = pool.leases[id]
+    if l.expires > now then
+      table.insert(live, { id, l.token, l.expires, l.until_ms })
+    end
+  end
+  return live
 end
 
 redis.register_function('snowflake_next', snowflake_next)
@@ -391,5 +863,13 @@ redis.register_function{
 redis.register_function{
   function_name = 'idgen_version',
   callback = function() return VERSION end,
+  flags = { 'no-writes' },
+}
+redis.register_function('workerid_acquire', workerid_acquire)
+redis.register_function('workerid_renew', workerid_renew)
+redis.register_function('workerid_release', workerid_release)
+redis.register_function{
+  function_name = 'workerid_list',
+  callback = workerid_list,
   flags = { 'no-writes' },
 }

@@ -1,6 +1,7 @@
 //! The lease protocol on the wire: `WORKERID.ACQUIRE` / `RENEW` / `RELEASE` against the idgen
-//! module, each optionally confirmed by `WAIT` so that a grant survives the coordinator's
-//! failover.
+//! module, or `FCALL workerid_acquire` / `_renew` / `_release` against its Functions library
+//! on a server that cannot load the module (the same arguments and replies), each optionally
+//! confirmed by `WAIT` so that a grant survives the coordinator's failover.
 
 use std::time::Duration;
 
@@ -57,9 +58,40 @@ impl From<RedisError> for LeaseCallError {
     }
 }
 
+/// What serves the leases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The module if the server has it, else the Functions library: found on connect.
+    #[default]
+    Auto,
+    /// The idgen module's `WORKERID.*` commands.
+    Module,
+    /// The Functions library's `workerid_*` functions (docs/library.md), at least
+    /// [`LIBRARY_NEEDED`].
+    Library,
+}
+
+/// The oldest Functions library whose leases this client can use.
+pub const LIBRARY_NEEDED: &str = "0.1.0";
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Backend::Auto),
+            "module" => Ok(Backend::Module),
+            "library" => Ok(Backend::Library),
+            _ => Err(format!("backend '{text}' must be auto, module or library")),
+        }
+    }
+}
+
 /// One connection to the coordinator, and how sure a write must be before it is used.
 pub struct Coordinator {
     con: Connection,
+    /// Module or Library, never Auto once connected.
+    backend: Backend,
     namespace: String,
     /// Replicas that must acknowledge each grant and renewal (`WAIT n`); 0 trusts the primary.
     replicas: usize,
@@ -68,22 +100,40 @@ pub struct Coordinator {
 
 impl Coordinator {
     /// Connects to `url` (e.g. `redis://127.0.0.1:6379/`) with `timeout` on every call; `WAIT`
-    /// waits half of it.
+    /// waits half of it. With [`Backend::Auto`], the module is used if the server has its
+    /// commands, else the library.
     ///
     /// # Errors
-    /// When the coordinator cannot be reached.
+    /// When the coordinator cannot be reached; refused when it has neither the module nor a
+    /// library at least [`LIBRARY_NEEDED`] (naming both versions).
     pub fn connect(
         url: &str,
         namespace: &str,
+        backend: Backend,
         replicas: usize,
         timeout: Duration,
     ) -> Result<Self, LeaseCallError> {
         let client = redis::Client::open(url)?;
-        let con = client.get_connection_with_timeout(timeout)?;
+        let mut con = client.get_connection_with_timeout(timeout)?;
         con.set_read_timeout(Some(timeout))?;
         con.set_write_timeout(Some(timeout))?;
+        let backend = match backend {
+            Backend::Auto if has_module(&mut con)? => Backend::Module,
+            Backend::Module => Backend::Module,
+            Backend::Auto | Backend::Library => {
+                crate::library::require(&mut con, LIBRARY_NEEDED).map_err(|e| match e {
+                    crate::library::LibraryError::Redis(e) => LeaseCallError::from(e),
+                    e if backend == Backend::Auto => LeaseCallError::Refused(format!(
+                        "the server has neither the idgen module nor a library to lease from: {e}"
+                    )),
+                    e => LeaseCallError::Refused(e.to_string()),
+                })?;
+                Backend::Library
+            }
+        };
         Ok(Coordinator {
             con,
+            backend,
             namespace: namespace.to_string(),
             replicas,
             // WAIT must answer (with its count) before the read gives up on it.
@@ -96,8 +146,8 @@ impl Coordinator {
     /// # Errors
     /// Refused (e.g. every ID leased), unreachable, or not replicated.
     pub fn acquire(&mut self, ttl: Duration, max: u32) -> Result<Grant, LeaseCallError> {
-        let reply: Vec<i64> = redis::cmd("WORKERID.ACQUIRE")
-            .arg(&self.namespace)
+        let reply: Vec<i64> = self
+            .call("ACQUIRE")
             .arg("TTL")
             .arg(ttl.as_millis() as u64)
             .arg("MAX")
@@ -133,8 +183,8 @@ impl Coordinator {
         ttl: Duration,
         until_ms: i64,
     ) -> Result<(), LeaseCallError> {
-        let _: Vec<i64> = redis::cmd("WORKERID.RENEW")
-            .arg(&self.namespace)
+        let _: Vec<i64> = self
+            .call("RENEW")
             .arg(grant.worker_id)
             .arg(grant.token)
             .arg("TTL")
@@ -151,14 +201,37 @@ impl Coordinator {
     /// # Errors
     /// Refused or unreachable; the lease then simply expires.
     pub fn release(&mut self, grant: &Grant, used_until_ms: i64) -> Result<(), LeaseCallError> {
-        let _: () = redis::cmd("WORKERID.RELEASE")
-            .arg(&self.namespace)
+        let _: () = self
+            .call("RELEASE")
             .arg(grant.worker_id)
             .arg(grant.token)
             .arg("UNTIL")
             .arg(used_until_ms)
             .query(&mut self.con)?;
         Ok(())
+    }
+
+    /// Which backend serves the leases.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// `WORKERID.<verb> ns` of the module, or `FCALL workerid_<verb> 1 ns` of the library.
+    fn call(&self, verb: &str) -> redis::Cmd {
+        match self.backend {
+            Backend::Library => {
+                let mut cmd = redis::cmd("FCALL");
+                cmd.arg(format!("workerid_{}", verb.to_ascii_lowercase()))
+                    .arg(1)
+                    .arg(&self.namespace);
+                cmd
+            }
+            _ => {
+                let mut cmd = redis::cmd(&format!("WORKERID.{verb}"));
+                cmd.arg(&self.namespace);
+                cmd
+            }
+        }
     }
 
     /// `WAIT replicas timeout` after a write, when replicas are required.
@@ -178,6 +251,16 @@ impl Coordinator {
         }
         Ok(())
     }
+}
+
+/// Whether the server has the module's lease commands (`COMMAND INFO` answers nil for a
+/// command it does not know).
+fn has_module(con: &mut Connection) -> Result<bool, LeaseCallError> {
+    let info: Vec<redis::Value> = redis::cmd("COMMAND")
+        .arg("INFO")
+        .arg("WORKERID.ACQUIRE")
+        .query(con)?;
+    Ok(!matches!(info.first(), None | Some(redis::Value::Nil)))
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use idgen_core::layout::Field;
 use idgen_core::{Clock, GenerateError, Generator, Settings, SystemClock};
 
-pub use coordinator::{Coordinator, Grant, LeaseCallError};
+pub use coordinator::{Backend, Coordinator, Grant, LeaseCallError};
 
 /// How often the renewal thread looks for a stop while it waits.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -46,8 +46,10 @@ const BACKOFF_MOST: Duration = Duration::from_secs(1);
 /// How to lease and generate.
 #[derive(Clone, Debug)]
 pub struct LeaseOptions {
-    /// The coordinator: a Redis primary with the idgen module.
+    /// The coordinator: a Redis primary with the idgen module or its Functions library.
     pub url: String,
+    /// Module or library; found on connect by default.
+    pub backend: Backend,
     /// The namespace (a hash key) holding the fleet's leases.
     pub namespace: String,
     /// Lease length. Default 10 s.
@@ -72,6 +74,7 @@ impl LeaseOptions {
     pub fn new(url: &str, namespace: &str) -> Self {
         LeaseOptions {
             url: url.to_string(),
+            backend: Backend::Auto,
             namespace: namespace.to_string(),
             ttl: Duration::from_secs(10),
             renew_every: Duration::from_millis(3_333),
@@ -336,6 +339,7 @@ impl Shared {
         Coordinator::connect(
             &o.url,
             &o.namespace,
+            o.backend,
             o.replicas,
             // A reply is awaited until the next renewal would be due. Its lateness never makes
             // a lease look longer: validity counts from when the call was sent.

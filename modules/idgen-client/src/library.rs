@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use idgen_core::lease::DEFAULT_HORIZON_MS;
+
 /// The library's source, as `FUNCTION LOAD` takes it.
 pub const SOURCE: &str = include_str!("../library/idgen.lua");
 
@@ -17,6 +19,44 @@ pub fn version() -> &'static str {
         .lines()
         .find_map(|line| line.strip_prefix("local VERSION = '")?.strip_suffix('\''))
         .expect("library/idgen.lua declares its VERSION")
+}
+
+/// What a library is installed with, fixed in its source at install (a function cannot read
+/// `CONFIG`, and a managed service denies it): the module's load settings of the same names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The lease horizon (the module's `idgen.workerid-horizon-ms`): no TTL is longer, no
+    /// UNTIL further past the server's clock, and grants after a restart or a promotion start
+    /// this far past it. 100 ms to a day; default 30 s.
+    pub horizon_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            horizon_ms: DEFAULT_HORIZON_MS as u64,
+        }
+    }
+}
+
+/// The library's source with `settings` in place of its defaults.
+///
+/// # Errors
+/// [`LibraryError::BadSetting`] for a horizon outside 100 ms to a day.
+pub fn source_with(settings: &Settings) -> Result<String, LibraryError> {
+    let (low, high) = idgen_core::lease::HORIZON_RANGE_MS;
+    let horizon = settings.horizon_ms;
+    if !(low as u64..=high as u64).contains(&horizon) {
+        return Err(LibraryError::BadSetting(format!(
+            "horizon_ms {horizon} must be between {low} and {high}"
+        )));
+    }
+    let default = format!("local HORIZON_MS = {}\n", DEFAULT_HORIZON_MS);
+    assert!(
+        SOURCE.contains(&default),
+        "library/idgen.lua declares HORIZON_MS"
+    );
+    Ok(SOURCE.replace(&default, &format!("local HORIZON_MS = {horizon}\n")))
 }
 
 /// What [`install`] did.
@@ -41,6 +81,8 @@ pub enum LibraryError {
     Missing,
     /// A version that is not `major.minor.patch`.
     BadVersion(String),
+    /// A setting out of its range.
+    BadSetting(String),
     /// The server refused a call.
     Redis(redis::RedisError),
 }
@@ -66,6 +108,7 @@ impl fmt::Display for LibraryError {
             LibraryError::BadVersion(text) => {
                 write!(f, "idgen library version '{text}' is not major.minor.patch")
             }
+            LibraryError::BadSetting(why) => write!(f, "{why}"),
             LibraryError::Redis(e) => write!(f, "{e}"),
         }
     }
@@ -115,6 +158,18 @@ pub fn installed(con: &mut impl redis::ConnectionLike) -> Result<Option<String>,
 /// # Errors
 /// [`LibraryError::Downgrade`], or the server's refusal (a user without `FUNCTION`, say).
 pub fn install(con: &mut impl redis::ConnectionLike) -> Result<Installed, LibraryError> {
+    install_with(con, &Settings::default())
+}
+
+/// [`install`] with `settings` fixed in the source.
+///
+/// # Errors
+/// As [`install`], and [`LibraryError::BadSetting`].
+pub fn install_with(
+    con: &mut impl redis::ConnectionLike,
+    settings: &Settings,
+) -> Result<Installed, LibraryError> {
+    let source = source_with(settings)?;
     let ours = version();
     let before = installed(con)?;
     let outcome = match &before {
@@ -131,7 +186,7 @@ pub fn install(con: &mut impl redis::ConnectionLike) -> Result<Installed, Librar
     let _: String = redis::cmd("FUNCTION")
         .arg("LOAD")
         .arg("REPLACE")
-        .arg(SOURCE)
+        .arg(source)
         .query(con)?;
     Ok(outcome)
 }
@@ -142,11 +197,15 @@ pub fn install(con: &mut impl redis::ConnectionLike) -> Result<Installed, Librar
 ///
 /// # Errors
 /// The first primary's refusal, naming it: the ones before it are installed.
-pub fn install_everywhere(url: &str) -> Result<Vec<(String, Installed)>, LibraryError> {
+pub fn install_everywhere(
+    url: &str,
+    settings: &Settings,
+) -> Result<Vec<(String, Installed)>, LibraryError> {
+    source_with(settings)?;
     let mut con = redis::Client::open(url)?.get_connection()?;
     let info: String = redis::cmd("INFO").arg("cluster").query(&mut con)?;
     if !info.contains("cluster_enabled:1") {
-        let installed = install(&mut con)?;
+        let installed = install_with(&mut con, settings)?;
         return Ok(vec![(address(url).to_string(), installed)]);
     }
     let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut con)?;
@@ -156,7 +215,7 @@ pub fn install_everywhere(url: &str) -> Result<Vec<(String, Installed)>, Library
         let installed = redis::Client::open(at.as_str())
             .and_then(|client| client.get_connection())
             .map_err(LibraryError::from)
-            .and_then(|mut con| install(&mut con))
+            .and_then(|mut con| install_with(&mut con, settings))
             .map_err(|e| {
                 LibraryError::Redis(redis::RedisError::from((
                     redis::ErrorKind::Io,
@@ -227,6 +286,21 @@ mod tests {
     #[test]
     fn the_version_is_the_sources_and_the_crates() {
         assert_eq!(version(), env!("CARGO_PKG_VERSION"));
+    }
+
+    #[test]
+    fn settings_are_fixed_in_the_source_and_checked() {
+        assert_eq!(source_with(&Settings::default()).unwrap(), SOURCE);
+        let short = source_with(&Settings { horizon_ms: 2_000 }).unwrap();
+        assert!(short.contains("local HORIZON_MS = 2000\n"), "{short}");
+        assert!(!short.contains("local HORIZON_MS = 30000"));
+        for bad in [99, 86_400_001] {
+            let e = source_with(&Settings { horizon_ms: bad }).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("horizon_ms {bad} must be")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

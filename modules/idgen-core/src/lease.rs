@@ -4,7 +4,8 @@
 //!
 //! The pool is stored as a Redis hash (see [`Pool::fields`]): `max` (the pool's size), `token`
 //! (the last fencing token granted), `version` (one more on every change), `void_below` and
-//! `grant_above` (set when the namespace was found reset, below), and, per worker ID ever leased, `"<token> <expires_ms> <until_ms>
+//! `grant_above` (set when the namespace was found reset, below), `owner` (written by the
+//! Functions library, ignored here), and, per worker ID ever leased, `"<token> <expires_ms> <until_ms>
 //! <floor_ms>"`: the holder's token, when its lease ends (0 once released), the highest time
 //! any holder of that ID said it may put into an ID, and the time the current holder started
 //! above. A new holder starts above `until_ms`. A holder that releases may lower `until_ms` to
@@ -274,6 +275,9 @@ impl Pool {
                 "token" => pool.token = number()?,
                 "version" => pool.version = number()?,
                 "void_below" => pool.void_below = number()?,
+                // The server process that wrote the namespace last, which idgen's Functions
+                // library records in place of a witness file; nothing the module decides on.
+                "owner" => {}
                 "grant_above" => {
                     pool.grant_above_ms =
                         i64::try_from(number()?).map_err(|_| corrupt(field, value))?

@@ -282,6 +282,12 @@ fn the_hash_fields_read_back() {
     let fields = pool.fields();
     let read = Pool::from_fields(fields.iter().map(|(f, v)| (f.as_str(), v.as_str()))).unwrap();
     assert_eq!(read, pool);
+    // The Functions library's mark of the process that wrote it last is read past.
+    let marked = fields
+        .iter()
+        .map(|(f, v)| (f.as_str(), v.as_str()))
+        .chain([("owner", "9f51fb83:0")]);
+    assert_eq!(Pool::from_fields(marked).unwrap(), pool);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use idgen_client::library::{self, Installed};
 use idgen_client::metrics;
-use idgen_client::{LeaseOptions, LeasedGenerator};
+use idgen_client::{Backend, LeaseOptions, LeasedGenerator};
 
 #[derive(Parser)]
 #[command(about = "Make Snowflake IDs under a worker-ID lease and print them")]
@@ -19,9 +19,13 @@ use idgen_client::{LeaseOptions, LeasedGenerator};
 struct Args {
     #[command(subcommand)]
     command: Option<Command>,
-    /// The coordinator (a Redis primary with the idgen module).
+    /// The coordinator (a Redis primary with the idgen module or its Functions library).
     #[arg(long, default_value = "redis://127.0.0.1:6379/")]
     url: String,
+    /// What serves the leases: auto (the module if the server has it, else the library),
+    /// module or library.
+    #[arg(long, default_value = "auto")]
+    backend: Backend,
     /// The lease namespace.
     #[arg(long, default_value = "fleet")]
     namespace: String,
@@ -54,13 +58,17 @@ enum Command {
         /// The server (a primary), or any node of a Cluster.
         #[arg(long, default_value = "redis://127.0.0.1:6379/")]
         url: String,
+        /// The lease horizon in ms (the module's idgen.workerid-horizon-ms), fixed in the
+        /// installed library.
+        #[arg(long, default_value_t = library::Settings::default().horizon_ms)]
+        horizon_ms: u64,
     },
 }
 
 /// `install-library`: what it did, on stdout; why not, on stderr and in the exit status.
-fn install_library(url: &str) -> i32 {
+fn install_library(url: &str, settings: &library::Settings) -> i32 {
     let ours = library::version();
-    match library::install_everywhere(url) {
+    match library::install_everywhere(url, settings) {
         Ok(done) => {
             for (at, installed) in done {
                 match installed {
@@ -106,12 +114,16 @@ fn main() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let args = Args::parse();
-    if let Some(Command::InstallLibrary { url }) = &args.command {
-        std::process::exit(install_library(url));
+    if let Some(Command::InstallLibrary { url, horizon_ms }) = &args.command {
+        let settings = library::Settings {
+            horizon_ms: *horizon_ms,
+        };
+        std::process::exit(install_library(url, &settings));
     }
     let mut options =
         LeaseOptions::new(&args.url, &args.namespace).ttl(Duration::from_millis(args.ttl_ms));
     options.replicas = args.replicas;
+    options.backend = args.backend;
     if let Some(ms) = args.start_within_ms {
         options.start_within = Duration::from_millis(ms);
     }

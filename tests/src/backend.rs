@@ -1,0 +1,97 @@
+//! What serves leases: the module, or the Functions library on a server without it. Suites
+//! that run against both take a [`Backend`], speak the module's commands, and let
+//! [`Backend::cmd`] turn them into the library's `FCALL`s (the same arguments and replies).
+
+use std::time::Duration;
+
+use crate::{cmd, wait_for, Options, Server};
+
+/// The module, or the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `WORKERID.*` of the idgen module.
+    Module,
+    /// `FCALL workerid_*` of idgen's Functions library, on a server without the module.
+    Library,
+}
+
+impl Backend {
+    /// Both, module first.
+    pub const BOTH: [Backend; 2] = [Backend::Module, Backend::Library];
+
+    /// Starts a server with the lease horizon `horizon_ms`, as `options` say otherwise: the
+    /// module loaded with that horizon (and `options`' module arguments), or a plain server
+    /// with the library installed with it (the library has no other setting).
+    pub fn start(self, horizon_ms: u64, options: Options) -> Server {
+        match self {
+            Backend::Module => {
+                let mut module_args =
+                    vec!["workerid-horizon-ms".to_string(), horizon_ms.to_string()];
+                module_args.extend(options.module_args.iter().cloned());
+                Server::start_with(Options {
+                    module_args,
+                    ..options
+                })
+            }
+            Backend::Library => {
+                let server = Server::start_with(Options {
+                    no_module: true,
+                    module_args: Vec::new(),
+                    ..options
+                });
+                self.install(&server, horizon_ms);
+                server
+            }
+        }
+    }
+
+    /// Installs the library with `horizon_ms` on `server` (nothing for the module).
+    pub fn install(self, server: &Server, horizon_ms: u64) {
+        if self == Backend::Library {
+            let settings = idgen_client::library::Settings { horizon_ms };
+            idgen_client::library::install_with(&mut server.connection(), &settings)
+                .expect("install the library");
+        }
+    }
+
+    /// Waits past the fence every grant starts above after a start (the start plus the
+    /// horizon): grants then start above what earlier holders recorded, nothing more.
+    pub fn wait_past_lease_fence(self, server: &Server, horizon_ms: u64) {
+        match self {
+            Backend::Module => server.wait_past_lease_fence(),
+            Backend::Library => {
+                // The library counts from the server's start as its uptime (whole seconds,
+                // rounded down) tells it.
+                let past = wait_for(Duration::from_millis(horizon_ms + 5_000), || {
+                    let info: String = cmd(&["INFO", "server"])
+                        .query(&mut server.connection())
+                        .expect("INFO server");
+                    let uptime: u64 = info
+                        .lines()
+                        .find_map(|l| l.strip_prefix("uptime_in_seconds:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .expect("uptime_in_seconds");
+                    uptime * 1_000 > horizon_ms + 1_000
+                });
+                assert!(past, "the server's uptime did not pass the horizon");
+            }
+        }
+    }
+
+    /// `words`, a module command (`WORKERID.ACQUIRE ns TTL 1000`), as this backend takes it:
+    /// for the library, `FCALL workerid_acquire 1 ns TTL 1000`.
+    pub fn cmd(self, words: &[&str]) -> redis::Cmd {
+        match self {
+            Backend::Module => cmd(words),
+            Backend::Library => {
+                let function = words[0].to_ascii_lowercase().replace('.', "_");
+                let mut call = cmd(&["FCALL", &function]);
+                match words.get(1) {
+                    Some(key) => call.arg(1).arg(*key).arg(&words[2..]),
+                    None => call.arg(0),
+                };
+                call
+            }
+        }
+    }
+}

@@ -10,7 +10,7 @@ STAMP=$VENV/.requirements
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && cmp -s "$REQS" "$STAMP"; then
   exit 0
 fi
-echo "creating $VENV from $REQS"
+echo "creating $VENV from $REQS" >&2
 rm -rf "$VENV"
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQS"

@@ -6,7 +6,7 @@ import pytest
 import redis
 
 import idgen
-from conftest import HORIZON_MS
+from conftest import HORIZON_MS, RedisServer
 
 
 def test_install_library_installs_reloads_and_refuses_a_downgrade(library_coordinator):
@@ -17,7 +17,10 @@ def test_install_library_installs_reloads_and_refuses_a_downgrade(library_coordi
     client = redis.Redis.from_url(url)
     assert client.fcall_ro("idgen_version", 0).decode() == idgen.library_version()
     newer = client.function_dump()
-    source = f"#!lua name=idgen\nredis.register_function('idgen_version', function() return '99.0.0' end)"
+    source = (
+        "#!lua name=idgen\nredis.register_function{function_name='idgen_version', "
+        "callback=function() return '99.0.0' end, flags={'no-writes'}}"
+    )
     client.function_load(source, replace=True)
     with pytest.raises(idgen.LibraryRefused, match="99.0.0, newer than this one"):
         idgen.install_library(url)
@@ -63,3 +66,21 @@ def test_the_module_is_refused_where_there_is_none_and_a_missing_library_is_name
                               start_within_ms=200)
     with pytest.raises(ValueError, match="backend 'lua' must be auto, module or library"):
         idgen.LeasedSnowflake(url, "svc", backend="lua")
+
+
+def test_tickets_come_as_segments_from_two_plain_redis_servers(tmp_dir):
+    for name in ("a", "b"):
+        (tmp_dir / name).mkdir()
+    servers = [RedisServer(tmp_dir / name, module=False) for name in ("a", "b")]
+    try:
+        urls = [s.managed_url() for s in servers]
+        tickets = idgen.TicketClient(urls, "orders", block=1_000, plain_redis=True)
+        got = tickets.next_many(20_000)
+        again = idgen.TicketClient(urls, "orders", block=1_000, plain_redis=True).next_many(5_000)
+        assert len(set(got + again)) == 25_000
+        assert {t % 2 for t in got} == {0, 1}, "odd from the first server, even from the second"
+        with pytest.raises(idgen.TicketsUnavailable, match="changed order or size"):
+            idgen.TicketClient(urls[::-1], "orders", plain_redis=True).next()
+    finally:
+        for s in servers:
+            s.kill()

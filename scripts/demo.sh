@@ -9,10 +9,12 @@ set -euo pipefail
 DIR=$(mktemp -d /tmp/idgen-demo.XXXXXX)
 PORT=$(free_port)
 PLAIN=$(free_port)
+PLAIN2=$(free_port)
 TICKET_PIDS=()
 cleanup() {
   stop_redis "$DIR" "$PORT"
   stop_redis "$DIR/plain" "$PLAIN"
+  stop_redis "$DIR/plain2" "$PLAIN2"
   for pid in "${TICKET_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$DIR"
@@ -113,6 +115,17 @@ plain FCALL dateseq_next 1 order
 plain FCALL dateseq_next 1 order
 plain FCALL_RO dateseq_current 1 order
 plain CONFIG GET maxmemory
+# Leases: the library fences grants for one horizon after the server's start (no witness
+# file); the demo's 2 s horizon (set at install) keeps that wait short.
+"$ROOT/target/release/idgen-lease-worker" install-library --horizon-ms 2000 \
+  --url "redis://app:app-secret@127.0.0.1:$PLAIN/" >/dev/null
+sleep 3
+printf '\n$ idgen-lease-worker --url redis://app:app-secret@127.0.0.1:%s/ --namespace web --ttl-ms 2000 --run-ms 300 | tail -2   # a worker ID leased from the library\n' "$PLAIN"
+"$ROOT/target/release/idgen-lease-worker" --url "redis://app:app-secret@127.0.0.1:$PLAIN/" \
+  --namespace web --ttl-ms 2000 --run-ms 300 | tail -2
+start_plain_redis "$DIR/plain2" "$PLAIN2"
+printf '\n$ ticket-server next --plain-redis --servers 127.0.0.1:%s,127.0.0.1:%s --count 4   # segments from two plain redis-servers (INCRBY)\n' "$PLAIN" "$PLAIN2"
+"$ROOT/target/release/ticket-server" next --plain-redis --servers "redis://app:app-secret@127.0.0.1:$PLAIN/,127.0.0.1:$PLAIN2" --count 4
 
 echo
 echo "== A first comparison: each way of making IDs beside INCR, with redis-benchmark"

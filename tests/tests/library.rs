@@ -695,3 +695,99 @@ fn library_leases_run_on_every_primary_of_a_cluster() {
     }
     assert!(owners.len() >= 2, "the namespaces fell on one primary");
 }
+
+/// Every way a date sequence's key can go back or move, while the library is loaded: restored
+/// from an older DUMP, deleted, flushed, migrated to another server; and a counter that holds
+/// what the library never writes. None repeats a value; the foreign one is refused naming it.
+#[test]
+fn a_date_sequence_restored_older_deleted_flushed_or_migrated_repeats_nothing() {
+    let server = plain_server();
+    let other = plain_server();
+    let mut con = server.connection();
+    install(&mut con);
+    install(&mut other.connection());
+    let next = |con: &mut redis::Connection| -> u64 {
+        cmd(&["FCALL", "dateseq_next", "1", "orders"])
+            .query(con)
+            .unwrap()
+    };
+    let mut all: Vec<u64> = (0..5).map(|_| next(&mut con)).collect();
+    let old: Vec<u8> = cmd(&["DUMP", "orders"]).query(&mut con).unwrap();
+    all.extend((0..5).map(|_| next(&mut con)));
+    let steps: [&[&str]; 3] = [
+        &["RESTORE", "orders", "0", "<dump>", "REPLACE"],
+        &["DEL", "orders"],
+        &["FLUSHALL"],
+    ];
+    for step in steps {
+        let mut call = redis::cmd(step[0]);
+        for word in &step[1..] {
+            match *word {
+                "<dump>" => call.arg(&old),
+                w => call.arg(w),
+            };
+        }
+        let _: redis::Value = call.query(&mut con).unwrap();
+        let after = next(&mut con);
+        assert!(
+            after > *all.iter().max().unwrap(),
+            "after {step:?}: {after} is not above {all:?}"
+        );
+        all.push(after);
+        let current: u64 = cmd(&["FCALL_RO", "dateseq_current", "1", "orders"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(current, after, "dateseq_current after {step:?}");
+    }
+    // Moved to another server: that process did not write it, and skips the gap.
+    let _: () = cmd(&[
+        "MIGRATE",
+        "127.0.0.1",
+        &other.port.to_string(),
+        "orders",
+        "0",
+        "5000",
+    ])
+    .query(&mut con)
+    .unwrap();
+    let moved = next(&mut other.connection());
+    assert!(moved > *all.iter().max().unwrap() + GAP - 1, "{moved}");
+
+    // Data the library never writes, in a counter or a Snowflake reservation: refused.
+    let label = Calendar::new("UTC")
+        .unwrap()
+        .period_of(now_ms(), Period::Day)
+        .date;
+    let _: () = cmd(&["HSET", "foreign", &format!("day:{label}"), "1e5"])
+        .query(&mut con)
+        .unwrap();
+    let err = error_of(&mut con, &cmd(&["FCALL", "dateseq_next", "1", "foreign"]));
+    assert!(err.contains("holds '1e5', not a count"), "{err}");
+    set_node(&mut con, "sf", 1, 1);
+    let _: () = cmd(&["HSET", "sf", "reserved", "1e20"])
+        .query(&mut con)
+        .unwrap();
+    let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", "sf"]));
+    assert!(err.contains("reserved of 'sf' holds '1e20'"), "{err}");
+}
+
+/// A state key that takes another pair frees its old one for another key on the server, and
+/// the IDs made under the old pair by both keys never meet.
+#[test]
+fn a_pair_given_up_by_one_state_key_may_be_taken_by_another() {
+    let server = plain_server();
+    let mut con = server.connection();
+    install(&mut con);
+    set_node(&mut con, "k1", 1, 1);
+    let mut ids = snowflakes(&mut con, "k1", 2_000);
+    set_node(&mut con, "k1", 1, 2);
+    ids.extend(snowflakes(&mut con, "k1", 2_000));
+    set_node(&mut con, "k2", 1, 1);
+    ids.extend(snowflakes(&mut con, "k2", 2_000));
+    let distinct: HashSet<u64> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), ids.len(), "an ID repeated");
+    // The pair k1 holds now is still refused to another key.
+    set_node(&mut con, "k3", 1, 2);
+    let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", "k3"]));
+    assert!(err.contains("both give datacenter 1 worker 2"), "{err}");
+}

@@ -88,6 +88,10 @@ enum Command {
         /// The sequence.
         #[arg(long, default_value = "default")]
         sequence: String,
+        /// The servers are plain Redis servers (no ticket server: a managed service's) that
+        /// hand out segments with INCRBY, the i-th of k giving i, i+k, ...
+        #[arg(long)]
+        plain_redis: bool,
         #[command(flatten)]
         password: Password,
     },
@@ -324,9 +328,14 @@ async fn main() -> Result<()> {
             servers,
             count,
             sequence,
+            plain_redis,
             password,
         } => {
-            let client = RoundRobin::with_password(&servers, password.get()?)?;
+            let client = if plain_redis {
+                RoundRobin::segments(&servers, password.get()?)?
+            } else {
+                RoundRobin::with_password(&servers, password.get()?)?
+            };
             for _ in 0..count {
                 println!("{}", client.next(&sequence).await?);
             }

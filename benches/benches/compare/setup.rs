@@ -10,7 +10,7 @@ use idgen_benches::compare::mariadb::MariaDb;
 use idgen_benches::compare::peers::{self, PeerKind, ReplyShape};
 use idgen_benches::compare::postgres::Postgres;
 use idgen_benches::compare::{generators, peer_crates};
-use idgen_client::{LeaseOptions, LeasedGenerator};
+use idgen_client::{library, Backend, LeaseOptions, LeasedGenerator};
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{data_dir, Options, Server};
 use ticket_client::prefetch::Prefetch;
@@ -34,6 +34,8 @@ pub struct Setup {
     pub prefetch: Arc<Prefetch>,
     pub adaptive: Arc<Prefetch>,
     pub leased: Result<Arc<LeasedGenerator>, String>,
+    /// The same generator, its worker ID leased from the Functions library on `plain`.
+    pub leased_library: Result<Arc<LeasedGenerator>, String>,
     pub flickr: Result<(MariaDb, MariaDb), String>,
     pub instagram: Result<Postgres, String>,
     /// Each peer of `IDGEN_PEERS` with its server and command, or why it did not start; or why
@@ -85,9 +87,30 @@ impl Setup {
         let mut lease = LeaseOptions::new(&module.url(), "compare")
             .ttl(Duration::from_millis(COORDINATOR_HORIZON_MS));
         lease.settings.max_drift_ms = 0;
-        let leased = LeasedGenerator::start(lease)
+        let leased = LeasedGenerator::start(lease.clone())
             .map(Arc::new)
             .map_err(|e| e.to_string());
+        // The Functions library on the plain server: its rows, and a coordinator like the
+        // module's (the same horizon).
+        let settings = library::Settings {
+            horizon_ms: COORDINATOR_HORIZON_MS,
+        };
+        library::install_with(&mut plain.connection(), &settings)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let _: () = redis::cmd("HSET")
+            .arg("idgen:snowflake")
+            .arg("datacenter")
+            .arg(0)
+            .arg("worker")
+            .arg(2)
+            .query(&mut plain.connection())?;
+        let leased_library = LeasedGenerator::start(LeaseOptions {
+            url: plain.url(),
+            backend: Backend::Library,
+            ..lease
+        })
+        .map(Arc::new)
+        .map_err(|e| e.to_string());
         let flickr = runtime.block_on(async {
             let first = MariaDb::start(&dir, 1, 2).await?;
             let second = MariaDb::start(&dir, 2, 2).await?;
@@ -112,6 +135,7 @@ impl Setup {
             prefetch,
             adaptive,
             leased,
+            leased_library,
             flickr,
             instagram,
             peers,
@@ -232,6 +256,30 @@ impl Setup {
                 "one Redis primary per prefix (its Cluster slot)",
             ),
             row(
+                "FCALL snowflake_next (Functions library, plain redis-server)",
+                Kind::Network,
+                resp(
+                    self.plain.url(),
+                    &["FCALL", "snowflake_next", "1", "idgen:snowflake"],
+                ),
+                64,
+                SNOWFLAKE_CAP,
+                "not measured: clients move to another server (its own pair)",
+                "a unique datacenter/worker pair per server, in its state key",
+            ),
+            row(
+                "FCALL dateseq_next (Functions library, plain redis-server)",
+                Kind::Network,
+                resp(
+                    self.plain.url(),
+                    &["FCALL", "dateseq_next", "1", "compare", "DIGITS", "10"],
+                ),
+                64,
+                dateseq_cap,
+                "not measured: the key's primary must fail over (a gap of 10,000 after)",
+                "one Redis primary per key",
+            ),
+            row(
                 "date sequence by the client: INCR + EXPIRE, plain redis-server",
                 Kind::Network,
                 Target::DateSeqByClient {
@@ -290,6 +338,18 @@ impl Setup {
                 SNOWFLAKE_CAP,
                 "not measured: issues until its lease ends, then refuses",
                 "a lease from the coordinator",
+            ),
+            row(
+                "leased Snowflake generator (in process, worker-id leased from the library)",
+                Kind::InProcess,
+                match &self.leased_library {
+                    Ok(g) => Target::InProcess(generators::leased(Arc::clone(g))),
+                    Err(why) => Target::Missing(format!("no lease: {why}")),
+                },
+                64,
+                SNOWFLAKE_CAP,
+                "not measured: issues until its lease ends, then refuses",
+                "a lease from the Functions library on a plain redis-server",
             ),
             row(
                 "idgen-core Snowflake (in process, held to the clock)",

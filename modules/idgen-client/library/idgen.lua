@@ -45,6 +45,10 @@ local promotions = 0
 local replica = false
 local snowflake = {}
 local nodes = {}
+-- Per date-sequence key, the last value this state gave in each period it keeps: a key
+-- deleted, flushed, evicted or restored from an older copy while the library is loaded
+-- continues above it (the module's witness file, for as long as this state lives).
+local given = {}
 
 -- Worker-ID leases (the module's protocol, docs/leases.md). No TTL is longer, and no holder
 -- records an UNTIL further past the server's clock, than the horizon (the module's
@@ -92,7 +96,7 @@ local function process(now)
     promotions = promotions + 1
     -- Another primary acknowledged grants and renewals this copy may lack.
     lease_fence = math.max(lease_fence, now + HORIZON_MS)
-    seen, granted = {}, {}
+    seen, granted, given = {}, {}, {}
   end
   replid = id
   replica = string.match(info, 'role:(%a+)') ~= 'master'
@@ -283,6 +287,15 @@ local function snowflake_next(keys, args)
   local now = now_ms()
   local mark = process(now)
   local state = snowflake[key]
+  if state and state.node ~= node and nodes[state.node] == key then
+    -- The key took another pair: its old one is free for another key (which starts above
+    -- the clock plus the drift limit, above every ID this one made under it).
+    nodes[state.node] = nil
+  end
+  if h[4] and not string.match(h[4], '^%d+$') then
+    return fail(string.format("reserved of '%s' holds %s, which the library does not write: "
+      .. 'HDEL it to start above the clock plus the drift limit', key, shown(h[4])))
+  end
   if not state or state.node ~= node or h[3] ~= mark then
     -- Another process wrote this key last (a restart, a failover), this one reloaded the
     -- library, or changed its pair: start above all it may have issued. A reload is covered by
@@ -418,19 +431,25 @@ local function dateseq_next(keys, args)
   if not o then return err end
   local key, label, field = o.key, o.label, o.field
   local h = redis.call('HMGET', key, field, 'owner')
-  local held = tonumber(h[1]) or 0
-  if h[1] and (not tonumber(h[1]) or held < 0 or held ~= math.floor(held)) then
-    return fail(string.format("the counter '%s' of '%s' holds '%s', not a count", field, key,
-      h[1]))
+  if h[1] and not (string.match(h[1], '^%d+$') and #h[1] <= 15) then
+    return fail(string.format("the counter '%s' of '%s' holds %s, not a count", field, key,
+      shown(h[1])))
   end
+  local held = tonumber(h[1]) or 0
   local mark = process(o.now)
+  local mine = given[key]
+  local witnessed = mine and mine[field]
   local gap = ''
-  if h[2] ~= mark then
+  if h[2] ~= mark and not (not h[2] and witnessed) then
     -- Another process wrote it last: what it gave since its last write that reached this
-    -- copy may be lost (a failover, a restart from an older file). Skip past it.
+    -- copy may be lost (a failover, a restart from an older file). Skip past it. (A key
+    -- that vanished under this process continues above what this process gave.)
     held = held + FAILOVER_GAP
     gap = string.format(' (a server process skips %d values on its first use of a key)',
       FAILOVER_GAP)
+  end
+  if witnessed and witnessed > held then
+    held = witnessed
   end
   local first, last = held + 1, held + o.count
   if last >= 10 ^ o.digits then
@@ -439,6 +458,21 @@ local function dateseq_next(keys, args)
       decimal(last), o.digits, gap))
   end
   redis.call('HSET', key, field, decimal(last), 'owner', mark)
+  if not mine then
+    mine = {}
+    given[key] = mine
+  end
+  if not witnessed then
+    -- A period new to this state: keep the KEPT_PERIODS latest before it.
+    local labels = {}
+    local prefix = string.lower(o.period) .. ':'
+    for name in pairs(mine) do
+      if string.sub(name, 1, #prefix) == prefix then table.insert(labels, name) end
+    end
+    table.sort(labels)
+    for i = 1, #labels - KEPT_PERIODS do mine[labels[i]] = nil end
+  end
+  mine[field] = last
   if not h[1] then
     -- A new period: drop all but the KEPT_PERIODS latest before it, kept so that a clock
     -- stepped back across the period's start finds its counter (as the module keeps a
@@ -467,11 +501,16 @@ end
 local function dateseq_current(keys, args)
   local o, err = dateseq_call('dateseq_current', keys, args)
   if not o then return err end
-  local held = redis.call('HGET', o.key, o.field)
+  local raw = redis.call('HGET', o.key, o.field)
+  local held = raw and tonumber(raw)
+  local witnessed = given[o.key] and given[o.key][o.field]
+  if witnessed and (not held or witnessed > held) then
+    held = witnessed
+  end
   if not held then
     return nil
   end
-  return dateseq_value(o.label, o.digits, tonumber(held), o.text)
+  return dateseq_value(o.label, o.digits, held, o.text)
 end
 
 -- Worker-ID leases: WORKERID.ACQUIRE, RENEW, RELEASE and LIST of the module, on its namespace

@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use idgen_core::TWITTER_EPOCH_MS;
+use idgen_tests::backend::Backend;
 use idgen_tests::clock::ClockShift;
 use idgen_tests::partition::Partition;
 use idgen_tests::{cmd, now_ms, wait_for, Options, Server, TempDir};
@@ -115,13 +116,21 @@ fn horizon(ttl_ms: u64) -> Options {
 /// A coordinator that writes every command to its AOF before replying, in a data dir of its
 /// own; the options start it again on the same port from that AOF.
 fn durable_coordinator(name: &str, ttl_ms: u64) -> (TempDir, Options, Server) {
+    durable_coordinator_of(Backend::Module, name, ttl_ms)
+}
+
+/// [`durable_coordinator`] served by `b`: the module, or the library on a plain server (which
+/// comes back from the AOF with the library, as a managed service keeps its functions).
+fn durable_coordinator_of(b: Backend, name: &str, ttl_ms: u64) -> (TempDir, Options, Server) {
     let dir = idgen_tests::data_dir(name);
     let options = Options {
         dir: Some(dir.to_path_buf()),
+        no_module: b == Backend::Library,
         ..horizon(ttl_ms)
     }
     .server(&["--appendonly", "yes", "--appendfsync", "always"]);
     let coordinator = Server::start_with(options.clone());
+    b.install(&coordinator, ttl_ms);
     let options = Options {
         port: Some(coordinator.port),
         ..options
@@ -146,10 +155,20 @@ fn signal(child: &Child, sig: &str) {
 
 #[test]
 fn churn_with_kills_pauses_and_a_coordinator_restart_repeats_no_id() {
+    churn(Backend::Module);
+}
+
+/// The same churn, the worker IDs leased from the Functions library on a stock server.
+#[test]
+fn churn_under_the_library_repeats_no_id_either() {
+    churn(Backend::Library);
+}
+
+fn churn(b: Backend) {
     const PROCESSES: usize = 120;
     const AT_ONCE: usize = 6;
     const TTL_MS: u64 = 1000;
-    let (dir, options, mut coordinator) = durable_coordinator("lease-churn", TTL_MS);
+    let (dir, options, mut coordinator) = durable_coordinator_of(b, "lease-churn", TTL_MS);
     let port = coordinator.port;
 
     let mut running: Vec<Running> = Vec::new();

@@ -650,11 +650,11 @@ fn a_rust_service_leases_from_the_library_as_a_managed_user_and_repeats_nothing(
     );
 }
 
-/// The lease functions on a Cluster of servers without the module: each namespace is served by
-/// the primary of its slot (the function declares it as its key, so any other node answers
-/// MOVED), and leases in namespaces of different primaries are held apart.
+/// Every function on a Cluster of servers without the module: each key (namespace, date
+/// sequence, state key) is served by the primary of its slot (the function declares it, so any
+/// other node answers MOVED); leases, date sequences and Snowflake IDs on each primary.
 #[test]
-fn library_leases_run_on_every_primary_of_a_cluster() {
+fn library_functions_run_on_every_primary_of_a_cluster() {
     let cluster = Cluster::start_with(3, 0, |_| Options {
         no_module: true,
         ..Options::default()
@@ -692,6 +692,25 @@ fn library_leases_run_on_every_primary_of_a_cluster() {
             &cmd(&["FCALL", "workerid_acquire", "1", ns, "TTL", "5000"]),
         );
         assert!(err.starts_with("MOVED"), "{ns} on another node: {err}");
+        // A date sequence and a state key in the same slot, on the same primary; each
+        // primary its own pair.
+        let seq = ns.replace("fleet", "orders");
+        let first: u64 = cmd(&["FCALL", "dateseq_next", "1", &seq])
+            .query(&mut con)
+            .unwrap();
+        let second: u64 = cmd(&["FCALL", "dateseq_next", "1", &seq])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(second, first + 1, "{seq}");
+        let state = ns.replace("fleet", "snowflake");
+        set_node(&mut con, &state, 0, u64::from(port % 32));
+        let ids = snowflakes(&mut con, &state, 100);
+        assert_eq!(Layout::twitter().decode(ids[0]).worker, u64::from(port % 32));
+        let err = error_of(
+            &mut other.connection(),
+            &cmd(&["FCALL", "dateseq_next", "1", &seq]),
+        );
+        assert!(err.starts_with("MOVED"), "{seq} on another node: {err}");
     }
     assert!(owners.len() >= 2, "the namespaces fell on one primary");
 }

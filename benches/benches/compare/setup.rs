@@ -104,8 +104,10 @@ impl Setup {
             .arg("worker")
             .arg(2)
             .query(&mut plain.connection())?;
+        // Its own keys: the plain server also holds the INCR and date-sequence rows' keys.
         let leased_library = LeasedGenerator::start(LeaseOptions {
             url: plain.url(),
+            namespace: "compare-leases".into(),
             backend: Backend::Library,
             ..lease
         })
@@ -272,7 +274,7 @@ impl Setup {
                 Kind::Network,
                 resp(
                     self.plain.url(),
-                    &["FCALL", "dateseq_next", "1", "compare", "DIGITS", "10"],
+                    &["FCALL", "dateseq_next", "1", "compare-dateseq", "DIGITS", "10"],
                 ),
                 64,
                 dateseq_cap,

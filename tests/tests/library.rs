@@ -705,7 +705,10 @@ fn library_functions_run_on_every_primary_of_a_cluster() {
         let state = ns.replace("fleet", "snowflake");
         set_node(&mut con, &state, 0, u64::from(port % 32));
         let ids = snowflakes(&mut con, &state, 100);
-        assert_eq!(Layout::twitter().decode(ids[0]).worker, u64::from(port % 32));
+        assert_eq!(
+            Layout::twitter().decode(ids[0]).worker,
+            u64::from(port % 32)
+        );
         let err = error_of(
             &mut other.connection(),
             &cmd(&["FCALL", "dateseq_next", "1", &seq]),
@@ -809,4 +812,38 @@ fn a_pair_given_up_by_one_state_key_may_be_taken_by_another() {
     set_node(&mut con, "k3", 1, 2);
     let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", "k3"]));
     assert!(err.contains("both give datacenter 1 worker 2"), "{err}");
+}
+
+/// Under a maxmemory-policy that can evict any key (a parameter group's `allkeys-lru`), the
+/// lease functions refuse, and so does a date sequence's first use in this process, naming the
+/// policy; under `volatile-lru` (the library's keys keep no expiry) and `noeviction` they serve.
+#[test]
+fn an_evicting_policy_is_refused_naming_it() {
+    let server = plain_server();
+    let mut con = server.connection();
+    install(&mut con);
+    let acquire = cmd(&["FCALL", "workerid_acquire", "1", "fleet", "TTL", "1000"]);
+    let dateseq = |key: &str| cmd(&["FCALL", "dateseq_next", "1", key]);
+    for (policy, refused) in [
+        ("allkeys-lru", true),
+        ("volatile-lru", false),
+        ("noeviction", false),
+    ] {
+        let _: () = cmd(&["CONFIG", "SET", "maxmemory-policy", policy])
+            .query(&mut con)
+            .unwrap();
+        let key = format!("seq-{policy}");
+        for call in [&acquire, &dateseq(&key)] {
+            let reply: redis::RedisResult<redis::Value> = call.query(&mut con);
+            match (reply, refused) {
+                (Err(e), true) => assert!(
+                    e.to_string()
+                        .contains(&format!("maxmemory-policy is {policy}, which can evict")),
+                    "{e}"
+                ),
+                (Ok(_), false) => {}
+                (other, _) => panic!("{policy}: {other:?}"),
+            }
+        }
+    }
 }

@@ -274,7 +274,14 @@ impl Setup {
                 Kind::Network,
                 resp(
                     self.plain.url(),
-                    &["FCALL", "dateseq_next", "1", "compare-dateseq", "DIGITS", "10"],
+                    &[
+                        "FCALL",
+                        "dateseq_next",
+                        "1",
+                        "compare-dateseq",
+                        "DIGITS",
+                        "10",
+                    ],
                 ),
                 64,
                 dateseq_cap,

@@ -439,6 +439,13 @@ local function dateseq_next(keys, args)
   local mark = process(o.now)
   local mine = given[key]
   local witnessed = mine and mine[field]
+  if not witnessed then
+    -- First use of this period's counter by this state (checked once, not on every call):
+    -- an evicted key found after a restart would start again at the gap.
+    err = evictable('date sequences: one evicted and found missing after a restart starts '
+      .. 'again at the gap and repeats its values')
+    if err then return err end
+  end
   local gap = ''
   if h[2] ~= mark and not (not h[2] and witnessed) then
     -- Another process wrote it last: what it gave since its last write that reached this

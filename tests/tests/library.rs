@@ -941,3 +941,33 @@ fn acl_key_patterns_apply_to_the_keys_a_function_is_given() {
     let current: u64 = cmd(&current).query(&mut admin).unwrap();
     assert_eq!(current % 1_000_000, GAP + 2, "refused calls took values");
 }
+
+/// A client that finds its backend on connect, under a user denied `COMMAND` too: it takes
+/// the library (and a server with neither is refused naming the library it lacks).
+#[test]
+fn a_user_denied_command_still_finds_the_library() {
+    let server = plain_server();
+    let mut admin = server.connection();
+    let _: () = cmd(&[
+        "ACL",
+        "SETUSER",
+        "app",
+        "on",
+        ">app-secret",
+        "~*",
+        "&*",
+        "+@all",
+        "-command",
+    ])
+    .query(&mut admin)
+    .unwrap();
+    let url = idgen_tests::library::managed_url(&server);
+    let options = LeaseOptions::new(&url, "svc").ttl(Duration::from_millis(2_000));
+    let e = LeasedGenerator::start(options.clone())
+        .err()
+        .expect("no library yet");
+    assert!(e.to_string().contains("no idgen library"), "{e}");
+    install(&mut admin);
+    let ids = LeasedGenerator::start(options).expect("a lease from the library");
+    assert!(ids.lease().is_some());
+}

@@ -254,12 +254,18 @@ impl Coordinator {
 }
 
 /// Whether the server has the module's lease commands (`COMMAND INFO` answers nil for a
-/// command it does not know).
+/// command it does not know). A user denied `COMMAND` is told no: the library is tried, and
+/// refused in its own words if it is missing too.
 fn has_module(con: &mut Connection) -> Result<bool, LeaseCallError> {
-    let info: Vec<redis::Value> = redis::cmd("COMMAND")
+    let info: Vec<redis::Value> = match redis::cmd("COMMAND")
         .arg("INFO")
         .arg("WORKERID.ACQUIRE")
-        .query(con)?;
+        .query(con)
+    {
+        Ok(info) => info,
+        Err(e) if e.code() == Some("NOPERM") => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
     Ok(!matches!(info.first(), None | Some(redis::Value::Nil)))
 }
 

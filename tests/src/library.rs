@@ -31,7 +31,13 @@ pub fn plain_server() -> Server {
 /// The user a managed service would give: everything but `MODULE`, `CONFIG`, `DEBUG` and
 /// `SHUTDOWN`. Created on `server` (as its default user); a connection as it.
 pub fn managed_user(server: &Server) -> redis::Connection {
-    let _: () = cmd(&[
+    managed_user_denied(server, &["-module", "-config", "-debug", "-shutdown"])
+}
+
+/// A user `app` with everything but what `denied` takes away (`-command`, ...); a connection
+/// as it.
+pub fn managed_user_denied(server: &Server, denied: &[&str]) -> redis::Connection {
+    let mut words = vec![
         "ACL",
         "SETUSER",
         "app",
@@ -40,13 +46,11 @@ pub fn managed_user(server: &Server) -> redis::Connection {
         "~*",
         "&*",
         "+@all",
-        "-module",
-        "-config",
-        "-debug",
-        "-shutdown",
-    ])
-    .query(&mut server.connection())
-    .expect("ACL SETUSER");
+    ];
+    words.extend_from_slice(denied);
+    let _: () = cmd(&words)
+        .query(&mut server.connection())
+        .expect("ACL SETUSER");
     redis::Client::open(managed_url(server))
         .and_then(|c| c.get_connection())
         .expect("connect as the managed user")

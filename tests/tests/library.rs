@@ -948,19 +948,7 @@ fn acl_key_patterns_apply_to_the_keys_a_function_is_given() {
 fn a_user_denied_command_still_finds_the_library() {
     let server = plain_server();
     let mut admin = server.connection();
-    let _: () = cmd(&[
-        "ACL",
-        "SETUSER",
-        "app",
-        "on",
-        ">app-secret",
-        "~*",
-        "&*",
-        "+@all",
-        "-command",
-    ])
-    .query(&mut admin)
-    .unwrap();
+    idgen_tests::library::managed_user_denied(&server, &["-command"]);
     let url = idgen_tests::library::managed_url(&server);
     let options = LeaseOptions::new(&url, "svc").ttl(Duration::from_millis(2_000));
     let e = LeasedGenerator::start(options.clone())

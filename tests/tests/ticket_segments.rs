@@ -76,6 +76,27 @@ fn two_plain_servers_hand_out_odd_and_even_segments_and_repeat_nothing() {
         "a ticket repeated"
     );
 
+    // A count past what a ticket server allows is refused before the server is asked: a list
+    // of a billion tickets would be built here.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = RoundRobin::segments(&urls, None).unwrap();
+    for (count, range) in [(0, false), (100_001, false), (0, true), (100_000_001, true)] {
+        let err = runtime
+            .block_on(async {
+                if range {
+                    client.range("orders", count).await.map(|_| ())
+                } else {
+                    client.next_many("orders", count).await.map(|_| ())
+                }
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("COUNT must be between 1 and"),
+            "{count}: {err}"
+        );
+    }
+
     // The list in another order, or one server fewer: refused by the servers' records.
     for wrong in [
         vec![urls[1].clone(), urls[0].clone()],

@@ -297,6 +297,10 @@ struct Segment {
     increment: u64,
 }
 
+/// The most tickets one call lists, and one range holds, as a ticket server allows them.
+const SEGMENT_MAX_COUNT: u64 = 100_000;
+const SEGMENT_MAX_RANGE: u64 = 100_000_000;
+
 /// The key where a plain Redis server records its place.
 const LAYOUT_KEY: &str = "idgen:tickets-layout";
 
@@ -343,10 +347,19 @@ impl Segment {
         sequence: &str,
         ask: Ask,
     ) -> redis::RedisResult<Vec<u64>> {
-        let count = match ask {
-            Ask::One => 1,
-            Ask::Many(n) | Ask::Range(n) => n,
+        // The ticket server's bounds: a list of tickets is built here, a range is not.
+        let (count, most) = match ask {
+            Ask::One => (1, 1),
+            Ask::Many(n) => (n, SEGMENT_MAX_COUNT),
+            Ask::Range(n) => (n, SEGMENT_MAX_RANGE),
         };
+        if !(1..=most).contains(&count) {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "bad count",
+                format!("COUNT must be between 1 and {most}, got {count}"),
+            )));
+        }
         let counted: u64 = redis::cmd("INCRBY")
             .arg(format!("idgen:tickets:{sequence}"))
             .arg(count)

@@ -6,6 +6,33 @@ use std::time::Duration;
 
 use crate::{cmd, wait_for, Options, Server};
 
+/// Each named test function (taking a [`Backend`]) as two tests: `module::name` and
+/// `library::name`.
+#[macro_export]
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod module {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::backend::Backend::Module)
+            })*
+        }
+        mod library {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::backend::Backend::Library)
+            })*
+        }
+    };
+}
+
+/// The library's functions that write nothing (registered `no-writes`).
+const READ_ONLY: [&str; 2] = ["dateseq_current", "workerid_list"];
+
+/// The values the library skips on a server process's first use of a date sequence's key (its
+/// `FAILOVER_GAP`): it cannot tell a new key from one a failover or a restart lost.
+pub const LIBRARY_FIRST_USE_GAP: u64 = 10_000;
+
 /// The module, or the library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -79,13 +106,19 @@ impl Backend {
     }
 
     /// `words`, a module command (`WORKERID.ACQUIRE ns TTL 1000`), as this backend takes it:
-    /// for the library, `FCALL workerid_acquire 1 ns TTL 1000`.
+    /// for the library, `FCALL workerid_acquire 1 ns TTL 1000` (`FCALL_RO` for a function that
+    /// writes nothing, as a client allowed only to read calls it).
     pub fn cmd(self, words: &[&str]) -> redis::Cmd {
         match self {
             Backend::Module => cmd(words),
             Backend::Library => {
                 let function = words[0].to_ascii_lowercase().replace('.', "_");
-                let mut call = cmd(&["FCALL", &function]);
+                let fcall = if READ_ONLY.contains(&function.as_str()) {
+                    "FCALL_RO"
+                } else {
+                    "FCALL"
+                };
+                let mut call = cmd(&[fcall, &function]);
                 match words.get(1) {
                     Some(key) => call.arg(1).arg(*key).arg(&words[2..]),
                     None => call.arg(0),
@@ -93,5 +126,49 @@ impl Backend {
                 call
             }
         }
+    }
+
+    /// The counter a date sequence's first value takes on this backend: 1, or for the library
+    /// one above its first-use gap.
+    pub fn first_count(self) -> u64 {
+        match self {
+            Backend::Module => 1,
+            Backend::Library => LIBRARY_FIRST_USE_GAP + 1,
+        }
+    }
+
+    /// Where this backend keeps the counter of `prefix`'s date sequence for the day `label`
+    /// (yyyyMMdd): the module's string key `{prefix}:label`, or the field `day:label` of the
+    /// library's hash `prefix`.
+    pub fn counter_place(self, prefix: &str, label: u32) -> (String, Option<String>) {
+        match self {
+            Backend::Module => {
+                let mut key = Vec::new();
+                idgen_core::dateseq::counter_key(prefix.as_bytes(), label, &mut key)
+                    .expect("a prefix a counter key can be made of");
+                (String::from_utf8(key).expect("UTF-8"), None)
+            }
+            Backend::Library => (prefix.to_string(), Some(format!("day:{label}"))),
+        }
+    }
+
+    /// What the counter of `prefix` for the day `label` holds, read as a plain client reads it.
+    pub fn counter(self, con: &mut redis::Connection, prefix: &str, label: u32) -> Option<String> {
+        let (key, field) = self.counter_place(prefix, label);
+        let read = match &field {
+            None => cmd(&["GET", &key]),
+            Some(field) => cmd(&["HGET", &key, field]),
+        };
+        read.query(con).expect("read a counter")
+    }
+
+    /// Sets the counter of `prefix` for the day `label` to `value` by hand.
+    pub fn set_counter(self, con: &mut redis::Connection, prefix: &str, label: u32, value: &str) {
+        let (key, field) = self.counter_place(prefix, label);
+        let write = match &field {
+            None => cmd(&["SET", &key, value]),
+            Some(field) => cmd(&["HSET", &key, field, value]),
+        };
+        let _: redis::Value = write.query(con).expect("write a counter");
     }
 }

@@ -1,11 +1,26 @@
-//! DATESEQ.NEXT and DATESEQ.CURRENT against a real redis-server with the module.
+//! DATESEQ.NEXT and DATESEQ.CURRENT on a real redis-server: against the module, and where a
+//! test is not about the module's own keys, expiry or time zones, against the Functions
+//! library too (`FCALL dateseq_next`, `FCALL_RO dateseq_current` on a server without the
+//! module). The library keeps a key's counters as fields of one hash and skips
+//! [`LIBRARY_FIRST_USE_GAP`] values on a server process's first use of a key.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, Calendar};
+use idgen_tests::backend::{Backend, LIBRARY_FIRST_USE_GAP};
 use idgen_tests::redis::Value;
 use idgen_tests::{cmd, data_dir, error_of, free_port, now_ms, Options, Server};
+
+idgen_tests::both!(
+    values_are_date_times_ten_to_the_digits_plus_the_counter,
+    a_spent_sequence_is_an_error_and_never_wraps,
+    count_takes_a_range_written_in_one_write_and_never_wraps,
+    the_aof_holds_plain_writes_and_a_restart_carries_on,
+    kill_9_under_load_never_reissues_an_acknowledged_value,
+    bad_counters_get_clear_errors_and_stay_as_they_were,
+    acl_key_patterns_apply_to_the_counter_itself,
+);
 
 /// Today's yyyyMMdd in `zone`; the tests retry a call that straddles midnight.
 fn today(zone: &str) -> i64 {
@@ -18,37 +33,390 @@ fn key(prefix: &str, zone: &str) -> String {
     String::from_utf8(out).unwrap()
 }
 
-#[test]
-fn values_are_date_times_ten_to_the_digits_plus_the_counter() {
-    let server = Server::start(&[]);
+fn start(b: Backend, options: Options) -> Server {
+    b.start(60_000, options)
+}
+
+/// A server writing every command to its AOF before it answers, in `dir`.
+fn durable(dir: &std::path::Path) -> Options {
+    Options {
+        dir: Some(dir.to_path_buf()),
+        ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
+    }
+}
+
+/// The values a restarted server skips on its next use of a key after a clean stop: none for
+/// the module (its witness file saw the stop), the first-use gap for the library (it cannot
+/// tell a restart from a failover).
+fn restart_gap(b: Backend) -> i64 {
+    match b {
+        Backend::Module => 0,
+        Backend::Library => LIBRARY_FIRST_USE_GAP as i64,
+    }
+}
+
+/// The AOF files of `dir`, as text.
+fn aof_text(dir: &std::path::Path) -> String {
+    std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| String::from_utf8_lossy(&std::fs::read(e.unwrap().path()).unwrap()).into_owned())
+        .collect()
+}
+
+/// The AOF replays plain writes, never the call itself (which would take new values).
+fn assert_no_call_replayed(aof: &str) {
+    for call in ["DATESEQ.NEXT\r\n", "\r\nFCALL\r\n"] {
+        assert!(
+            !aof.to_uppercase().contains(call),
+            "the call itself must not be replayed:\n{aof}"
+        );
+    }
+}
+
+fn values_are_date_times_ten_to_the_digits_plus_the_counter(b: Backend) {
+    let server = start(b, Options::default());
     let mut con = server.connection();
     let date = today("UTC");
-    let none: Option<i64> = cmd(&["DATESEQ.CURRENT", "order"]).query(&mut con).unwrap();
+    let base = b.first_count() as i64;
+    let none: Option<i64> = b
+        .cmd(&["DATESEQ.CURRENT", "order"])
+        .query(&mut con)
+        .unwrap();
     assert_eq!(none, None, "nothing issued yet");
-    let first: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
-    let second: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    let first: i64 = b.cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    let second: i64 = b.cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
     assert_eq!(
         (first, second),
-        (date * 1_000_000 + 1, date * 1_000_000 + 2)
+        (date * 1_000_000 + base, date * 1_000_000 + base + 1)
     );
-    let current: i64 = cmd(&["DATESEQ.CURRENT", "order"]).query(&mut con).unwrap();
+    let current: i64 = b
+        .cmd(&["DATESEQ.CURRENT", "order"])
+        .query(&mut con)
+        .unwrap();
     assert_eq!(current, second);
-    let wide: i64 = cmd(&["DATESEQ.NEXT", "order", "DIGITS", "10"])
+    let wide: i64 = b
+        .cmd(&["DATESEQ.NEXT", "order", "DIGITS", "10"])
         .query(&mut con)
         .unwrap();
     assert_eq!(
         wide,
-        date * 10_000_000_000 + 3,
+        date * 10_000_000_000 + base + 2,
         "DIGITS changes the scale, not the counter"
     );
-    let other: i64 = cmd(&["DATESEQ.NEXT", "invoice"]).query(&mut con).unwrap();
+    let other: i64 = b.cmd(&["DATESEQ.NEXT", "invoice"]).query(&mut con).unwrap();
     assert_eq!(
         other,
-        date * 1_000_000 + 1,
+        date * 1_000_000 + base,
         "each prefix has its own counter"
     );
-    assert_eq!(server.info_field("dateseq_issued"), "4");
+    if b == Backend::Module {
+        assert_eq!(server.info_field("dateseq_issued"), "4");
+    }
 }
+
+fn a_spent_sequence_is_an_error_and_never_wraps(b: Backend) {
+    // Five digits: room for the library's first-use gap.
+    let server = start(b, Options::default());
+    let mut con = server.connection();
+    let date = today("UTC");
+    let base = b.first_count() as i64;
+    let next = |extra: &[&str]| {
+        let mut words = vec!["DATESEQ.NEXT", "tiny", "DIGITS", "5"];
+        words.extend_from_slice(extra);
+        b.cmd(&words)
+    };
+    let first: i64 = next(&[]).query(&mut con).unwrap();
+    assert_eq!(first, date * 100_000 + base);
+    let range: Vec<i64> = next(&["COUNT", &(99_998 - base).to_string()])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(range, vec![first + 1, date * 100_000 + 99_998]);
+    let last: i64 = next(&[]).query(&mut con).unwrap();
+    assert_eq!(last, date * 100_000 + 99_999);
+    for _ in 0..3 {
+        let err = error_of(&mut con, &next(&[]));
+        assert_eq!(
+            err,
+            format!("ERR the sequence for {date} is spent: it no longer fits in 5 digits")
+        );
+    }
+    let current: i64 = b
+        .cmd(&["DATESEQ.CURRENT", "tiny", "DIGITS", "5"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(current, last, "a refused call does not move the counter");
+    let more: i64 = b
+        .cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "6"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        more,
+        date * 1_000_000 + 100_000,
+        "more digits carry on from the same counter"
+    );
+    if b == Backend::Module {
+        assert_eq!(server.info_field("dateseq_refused"), "3");
+    }
+}
+
+fn count_takes_a_range_written_in_one_write_and_never_wraps(b: Backend) {
+    let dir = data_dir("count");
+    let date = today("UTC");
+    let base = b.first_count() as i64;
+    let range: Vec<i64>;
+    {
+        let mut server = start(b, durable(&dir));
+        let mut con = server.connection();
+        let first: i64 = b.cmd(&["DATESEQ.NEXT", "batch"]).query(&mut con).unwrap();
+        range = b
+            .cmd(&["DATESEQ.NEXT", "batch", "COUNT", "1000"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(
+            range,
+            vec![first + 1, first + 1000],
+            "the next 1000 values, as [first, last]"
+        );
+        let created: Vec<i64> = b
+            .cmd(&["DATESEQ.NEXT", "fresh", "COUNT", "7"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(
+            created,
+            vec![date * 1_000_000 + base, date * 1_000_000 + base + 6],
+            "a new key"
+        );
+        let current: i64 = b
+            .cmd(&["DATESEQ.CURRENT", "batch"])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(current, range[1]);
+        if b == Backend::Module {
+            assert_eq!(server.info_field("dateseq_issued"), "1008");
+        }
+        // What DIGITS 5 holds fits; one more is refused as spent, and nothing is written.
+        let all = (100_000 - base).to_string();
+        let filled: Vec<i64> = b
+            .cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "5", "COUNT", &all])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(filled, vec![date * 100_000 + base, date * 100_000 + 99_999]);
+        let err = error_of(&mut con, &b.cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "5"]));
+        assert!(err.contains("is spent"), "{err}");
+        // Not spent: the batch does not fit in what is left.
+        let _: i64 = b
+            .cmd(&["DATESEQ.NEXT", "other", "DIGITS", "5"])
+            .query(&mut con)
+            .unwrap();
+        let err = error_of(
+            &mut con,
+            &b.cmd(&["DATESEQ.NEXT", "other", "DIGITS", "5", "COUNT", &all]),
+        );
+        assert_eq!(
+            err,
+            format!(
+                "ERR COUNT {all} does not fit: {} values are left for {date} in 5 DIGITS",
+                99_999 - base
+            )
+        );
+        assert_eq!(
+            b.counter(&mut con, "other", date as u32),
+            Some(base.to_string()),
+            "a refused batch wrote its counter"
+        );
+        // Stopped cleanly, so the module's witness file skips nothing.
+        server.shutdown();
+    }
+    let aof = aof_text(&dir);
+    assert_no_call_replayed(&aof);
+    let written = match b {
+        Backend::Module => {
+            aof.contains("INCRBY\r\n$16\r\n{batch}:") && aof.contains("\r\n$4\r\n1000\r\n")
+        }
+        Backend::Library => aof.contains(&format!(
+            "HSET\r\n$5\r\nbatch\r\n$12\r\nday:{date}\r\n${}\r\n{}\r\n",
+            (range[1] % 1_000_000).to_string().len(),
+            range[1] % 1_000_000
+        )),
+    };
+    assert!(written, "the batch is one write:\n{aof}");
+    let server = start(b, durable(&dir));
+    let next: i64 = b
+        .cmd(&["DATESEQ.NEXT", "batch"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert_eq!(
+        next,
+        range[1] + 1 + restart_gap(b),
+        "the AOF replayed the batch"
+    );
+}
+
+fn the_aof_holds_plain_writes_and_a_restart_carries_on(b: Backend) {
+    let dir = data_dir("aof");
+    let mut issued = Vec::new();
+    {
+        let mut server = start(b, durable(&dir));
+        let mut con = server.connection();
+        for _ in 0..5 {
+            issued.push(
+                b.cmd(&["DATESEQ.NEXT", "order"])
+                    .query::<i64>(&mut con)
+                    .unwrap(),
+            );
+        }
+        // Stopped cleanly: after a crash the module's DATESEQ witness file would skip up to a
+        // block (witness_matrix.rs and dateseq_witness_file.rs cover that).
+        server.shutdown();
+    }
+    let aof = aof_text(&dir);
+    let written = match b {
+        Backend::Module => aof.contains("INCR\r\n") && aof.contains("PEXPIREAT\r\n"),
+        Backend::Library => aof.contains("HSET\r\n$5\r\norder\r\n"),
+    };
+    assert!(written, "{aof}");
+    assert_no_call_replayed(&aof);
+    let server = start(b, durable(&dir));
+    let mut con = server.connection();
+    let current: i64 = b
+        .cmd(&["DATESEQ.CURRENT", "order"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(current, issued[4]);
+    let next: i64 = b.cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    assert_eq!(next, issued[4] + 1 + restart_gap(b));
+}
+
+fn kill_9_under_load_never_reissues_an_acknowledged_value(b: Backend) {
+    let dir = data_dir("kill");
+    let mut acknowledged = HashSet::new();
+    for round in 0..5 {
+        let mut server = start(b, durable(&dir));
+        let url = server.url();
+        let worker = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let Ok(mut con) =
+                idgen_tests::redis::Client::open(url).and_then(|c| c.get_connection())
+            else {
+                return got;
+            };
+            let call = b.cmd(&["DATESEQ.NEXT", "crash", "DIGITS", "10"]);
+            while let Ok(v) = call.query::<i64>(&mut con) {
+                got.push(v);
+            }
+            got
+        });
+        std::thread::sleep(Duration::from_millis(150 + 50 * round));
+        server.kill9();
+        for value in worker.join().unwrap() {
+            assert!(
+                acknowledged.insert(value),
+                "round {round}: {value} handed out twice"
+            );
+        }
+    }
+    assert!(
+        acknowledged.len() > 20,
+        "only {} values issued",
+        acknowledged.len()
+    );
+}
+
+fn bad_counters_get_clear_errors_and_stay_as_they_were(b: Backend) {
+    let server = start(b, Options::default());
+    let mut con = server.connection();
+    let date = today("UTC") as u32;
+    let (list_key, _) = b.counter_place("listy", date);
+    let _: i64 = cmd(&["RPUSH", &list_key, "x"]).query(&mut con).unwrap();
+    let err = error_of(&mut con, &b.cmd(&["DATESEQ.NEXT", "listy"]));
+    assert!(err.starts_with("WRONGTYPE"), "{err}");
+    b.set_counter(&mut con, "texty", date, "abc");
+    for command in ["DATESEQ.NEXT", "DATESEQ.CURRENT"] {
+        let err = error_of(&mut con, &b.cmd(&[command, "texty"]));
+        let clear = match b {
+            Backend::Module => err.contains("not a non-negative integer"),
+            Backend::Library => err.contains("holds 'abc', not a count"),
+        };
+        assert!(clear, "{command}: {err}");
+    }
+    assert_eq!(
+        b.counter(&mut con, "texty", date).as_deref(),
+        Some("abc"),
+        "a refused call leaves the counter alone"
+    );
+    if b == Backend::Module {
+        let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", "a}b"]));
+        assert!(err.contains("hash tag"), "{err}");
+        let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", ""]));
+        assert!(err.contains("must not be empty"), "{err}");
+    }
+    let pong: String = cmd(&["PING"]).query(&mut con).unwrap();
+    assert_eq!(pong, "PONG");
+}
+
+fn acl_key_patterns_apply_to_the_counter_itself(b: Backend) {
+    let server = start(b, Options::default());
+    let mut admin = server.connection();
+    // The module's counter is the key `{order}:yyyyMMdd`, the library's the key `order`.
+    let (elsewhere, counter, read_only): (&[&str], &[&str], &[&str]) = match b {
+        Backend::Module => (
+            &["~order"],
+            &["~order", "~{order}:*"],
+            &["~order", "%R~{order}:*"],
+        ),
+        Backend::Library => (&["~other"], &["~order"], &["%R~order"]),
+    };
+    let users = [
+        ("elsewhere", elsewhere),
+        ("counter-too", counter),
+        ("read-only", read_only),
+    ];
+    for (user, patterns) in users {
+        let mut words = vec!["ACL", "SETUSER", user, "on", "nopass", "+@all"];
+        words.extend_from_slice(patterns);
+        let _: () = cmd(&words).query(&mut admin).unwrap();
+    }
+    let _: i64 = b.cmd(&["DATESEQ.NEXT", "order"]).query(&mut admin).unwrap();
+    let as_user = |user: &str, words: &[&str]| {
+        let mut con = server.connection();
+        let _: () = cmd(&["AUTH", user, "x"]).query(&mut con).unwrap();
+        b.cmd(words)
+            .query::<Value>(&mut con)
+            .map_err(|e| idgen_tests::error_text(&e))
+    };
+    let err = as_user("elsewhere", &["DATESEQ.NEXT", "order"]).unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    let err = as_user("elsewhere", &["DATESEQ.CURRENT", "order"]).unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    assert!(as_user("counter-too", &["DATESEQ.NEXT", "order"]).is_ok());
+    assert!(as_user("read-only", &["DATESEQ.CURRENT", "order"]).is_ok());
+    let err = as_user("read-only", &["DATESEQ.NEXT", "order"]).unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    let date = today("UTC") as u32;
+    assert_eq!(
+        b.counter(&mut admin, "order", date),
+        Some((b.first_count() + 1).to_string()),
+        "refused calls wrote the counter"
+    );
+    // Nothing of the check is kept between calls: a connection allowed a moment ago is refused
+    // as soon as its user loses the pattern, and allowed again after AUTH as another user.
+    let mut con = server.connection();
+    let _: () = cmd(&["AUTH", "counter-too", "x"]).query(&mut con).unwrap();
+    let _: i64 = b.cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+    let mut reset = vec!["ACL", "SETUSER", "counter-too", "resetkeys"];
+    reset.extend_from_slice(elsewhere);
+    let _: () = cmd(&reset).query(&mut admin).unwrap();
+    let err = b
+        .cmd(&["DATESEQ.NEXT", "order"])
+        .query::<Value>(&mut con)
+        .map_err(|e| idgen_tests::error_text(&e))
+        .unwrap_err();
+    assert!(err.starts_with("NOPERM"), "{err}");
+    let _: () = cmd(&["AUTH", "default", "x"]).query(&mut con).unwrap();
+    let _: i64 = b.cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
+}
+
+// The module's own keys, expiry and time zones (the library's are in library.rs).
 
 #[test]
 fn the_counter_is_a_plain_string_key_that_expires_after_its_day() {
@@ -153,37 +521,6 @@ fn the_date_follows_the_configured_time_zone() {
 }
 
 #[test]
-fn a_spent_sequence_is_an_error_and_never_wraps() {
-    let server = Server::start(&[]);
-    let mut con = server.connection();
-    let date = today("UTC");
-    let mut last = 0;
-    for _ in 0..99 {
-        last = cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "2"])
-            .query(&mut con)
-            .unwrap();
-    }
-    assert_eq!(last, date * 100 + 99);
-    for _ in 0..3 {
-        let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "2"]));
-        assert!(err.contains("spent") && err.contains("2 digits"), "{err}");
-    }
-    let current: i64 = cmd(&["DATESEQ.CURRENT", "tiny", "DIGITS", "2"])
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(current, last, "a refused call does not move the counter");
-    let more: i64 = cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "3"])
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(
-        more,
-        date * 1000 + 100,
-        "more digits carry on from the same counter"
-    );
-    assert_eq!(server.info_field("dateseq_refused"), "3");
-}
-
-#[test]
 fn counter_keys_share_their_prefix_cluster_slot() {
     // The bus port is named: port + 10000 may be a client socket's (the ephemeral range).
     let bus_port = free_port().to_string();
@@ -215,231 +552,4 @@ fn counter_keys_share_their_prefix_cluster_slot() {
         };
         assert_eq!(slot(&key), slot(prefix), "{prefix} -> {key}");
     }
-}
-
-#[test]
-fn the_aof_holds_explicit_writes_and_a_restart_carries_on() {
-    let dir = data_dir("aof");
-    let options = Options {
-        dir: Some(dir.to_path_buf()),
-        ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
-    };
-    let mut issued = Vec::new();
-    {
-        let mut server = Server::start_with(options.clone());
-        let mut con = server.connection();
-        for _ in 0..5 {
-            issued.push(
-                cmd(&["DATESEQ.NEXT", "order"])
-                    .query::<i64>(&mut con)
-                    .unwrap(),
-            );
-        }
-        // Stopped cleanly: after a crash the DATESEQ witness file would skip up to a block
-        // (witness_matrix.rs and dateseq_witness_file.rs cover that).
-        server.shutdown();
-    }
-    let aof: String = std::fs::read_dir(dir.join("appendonlydir"))
-        .unwrap()
-        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .collect();
-    assert!(aof.contains("INCR\r\n"), "{aof}");
-    assert!(aof.contains("PEXPIREAT\r\n"), "{aof}");
-    assert!(
-        !aof.to_uppercase().contains("DATESEQ"),
-        "the command itself must not be replayed:\n{aof}"
-    );
-    {
-        let server = Server::start_with(options);
-        let mut con = server.connection();
-        let current: i64 = cmd(&["DATESEQ.CURRENT", "order"]).query(&mut con).unwrap();
-        assert_eq!(current, issued[4]);
-        let next: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
-        assert_eq!(next, issued[4] + 1);
-    }
-}
-
-#[test]
-fn kill_9_under_load_never_reissues_an_acknowledged_value() {
-    let dir = data_dir("kill");
-    let options = Options {
-        dir: Some(dir.to_path_buf()),
-        ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
-    };
-    let mut acknowledged = HashSet::new();
-    for round in 0..5 {
-        let mut server = Server::start_with(options.clone());
-        let url = server.url();
-        let worker = std::thread::spawn(move || {
-            let mut got = Vec::new();
-            let Ok(mut con) =
-                idgen_tests::redis::Client::open(url).and_then(|c| c.get_connection())
-            else {
-                return got;
-            };
-            while let Ok(v) = cmd(&["DATESEQ.NEXT", "crash", "DIGITS", "10"]).query::<i64>(&mut con)
-            {
-                got.push(v);
-            }
-            got
-        });
-        std::thread::sleep(Duration::from_millis(150 + 50 * round));
-        server.kill9();
-        for value in worker.join().unwrap() {
-            assert!(
-                acknowledged.insert(value),
-                "round {round}: {value} handed out twice"
-            );
-        }
-    }
-    assert!(
-        acknowledged.len() > 20,
-        "only {} values issued",
-        acknowledged.len()
-    );
-}
-
-#[test]
-fn bad_counters_and_prefixes_get_clear_errors() {
-    let server = Server::start(&[]);
-    let mut con = server.connection();
-    let list_key = key("listy", "UTC");
-    let _: i64 = cmd(&["RPUSH", &list_key, "x"]).query(&mut con).unwrap();
-    let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", "listy"]));
-    assert!(err.starts_with("WRONGTYPE"), "{err}");
-    let text_key = key("texty", "UTC");
-    let _: () = cmd(&["SET", &text_key, "abc"]).query(&mut con).unwrap();
-    for command in ["DATESEQ.NEXT", "DATESEQ.CURRENT"] {
-        let err = error_of(&mut con, &cmd(&[command, "texty"]));
-        assert!(err.contains("not a non-negative integer"), "{err}");
-    }
-    let value: String = cmd(&["GET", &text_key]).query(&mut con).unwrap();
-    assert_eq!(value, "abc", "a refused call leaves the key alone");
-    let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", "a}b"]));
-    assert!(err.contains("hash tag"), "{err}");
-    let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", ""]));
-    assert!(err.contains("must not be empty"), "{err}");
-    let pong: String = cmd(&["PING"]).query(&mut con).unwrap();
-    assert_eq!(pong, "PONG");
-}
-
-#[test]
-fn count_takes_a_range_written_as_one_incrby_and_never_wraps() {
-    let dir = data_dir("count");
-    let options = Options {
-        dir: Some(dir.to_path_buf()),
-        ..Options::default().server(&["--appendonly", "yes", "--appendfsync", "always"])
-    };
-    let date = today("UTC");
-    let range: Vec<i64>;
-    {
-        let mut server = Server::start_with(options.clone());
-        let mut con = server.connection();
-        let first: i64 = cmd(&["DATESEQ.NEXT", "batch"]).query(&mut con).unwrap();
-        range = cmd(&["DATESEQ.NEXT", "batch", "COUNT", "1000"])
-            .query(&mut con)
-            .unwrap();
-        assert_eq!(
-            range,
-            vec![first + 1, first + 1000],
-            "the next 1000 values, as [first, last]"
-        );
-        let created: Vec<i64> = cmd(&["DATESEQ.NEXT", "fresh", "COUNT", "7"])
-            .query(&mut con)
-            .unwrap();
-        assert_eq!(
-            created,
-            vec![date * 1_000_000 + 1, date * 1_000_000 + 7],
-            "a new key"
-        );
-        let current: i64 = cmd(&["DATESEQ.CURRENT", "batch"]).query(&mut con).unwrap();
-        assert_eq!(current, range[1]);
-        assert_eq!(server.info_field("dateseq_issued"), "1008");
-        // DIGITS 1 holds 9 values a day: 9 fit, the tenth is refused and nothing is written.
-        let nine: Vec<i64> = cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "1", "COUNT", "9"])
-            .query(&mut con)
-            .unwrap();
-        assert_eq!(nine, vec![date * 10 + 1, date * 10 + 9]);
-        let err = error_of(&mut con, &cmd(&["DATESEQ.NEXT", "tiny", "DIGITS", "1"]));
-        assert!(err.contains("is spent"), "{err}");
-        let err = error_of(
-            &mut con,
-            &cmd(&["DATESEQ.NEXT", "other", "DIGITS", "1", "COUNT", "10"]),
-        );
-        // Not spent: the batch does not fit in what is left.
-        assert!(
-            err.contains("COUNT 10 does not fit: 9 values are left"),
-            "{err}"
-        );
-        let untouched: Option<String> =
-            cmd(&["GET", &key("other", "UTC")]).query(&mut con).unwrap();
-        assert_eq!(untouched, None, "a refused batch wrote its key");
-        // Stopped cleanly, so the witness file skips nothing.
-        server.shutdown();
-    }
-    let aof: String = std::fs::read_dir(dir.join("appendonlydir"))
-        .unwrap()
-        .map(|e| String::from_utf8_lossy(&std::fs::read(e.unwrap().path()).unwrap()).into_owned())
-        .collect();
-    assert!(
-        aof.contains("INCRBY\r\n$16\r\n{batch}:") && aof.contains("\r\n$4\r\n1000\r\n"),
-        "{aof}"
-    );
-    let server = Server::start_with(options);
-    let next: i64 = cmd(&["DATESEQ.NEXT", "batch"])
-        .query(&mut server.connection())
-        .unwrap();
-    assert_eq!(next, range[1] + 1, "the AOF replayed the batch");
-}
-
-#[test]
-fn acl_key_patterns_apply_to_the_counter_key_itself() {
-    let server = Server::start(&[]);
-    let mut admin = server.connection();
-    let users: &[(&str, &[&str])] = &[
-        ("prefix-only", &["~order"]),
-        ("counter-too", &["~order", "~{order}:*"]),
-        ("read-only", &["~order", "%R~{order}:*"]),
-    ];
-    for (user, patterns) in users {
-        let mut words = vec!["ACL", "SETUSER", user, "on", "nopass", "+@all"];
-        words.extend_from_slice(patterns);
-        let _: () = cmd(&words).query(&mut admin).unwrap();
-    }
-    let _: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut admin).unwrap();
-    let as_user = |user: &str, words: &[&str]| {
-        let mut con = server.connection();
-        let _: () = cmd(&["AUTH", user, "x"]).query(&mut con).unwrap();
-        cmd(words)
-            .query::<Value>(&mut con)
-            .map_err(|e| idgen_tests::error_text(&e))
-    };
-    let err = as_user("prefix-only", &["DATESEQ.NEXT", "order"]).unwrap_err();
-    assert!(err.starts_with("NOPERM"), "{err}");
-    let err = as_user("prefix-only", &["DATESEQ.CURRENT", "order"]).unwrap_err();
-    assert!(err.starts_with("NOPERM"), "{err}");
-    assert!(as_user("counter-too", &["DATESEQ.NEXT", "order"]).is_ok());
-    assert!(as_user("read-only", &["DATESEQ.CURRENT", "order"]).is_ok());
-    let err = as_user("read-only", &["DATESEQ.NEXT", "order"]).unwrap_err();
-    assert!(err.starts_with("NOPERM"), "{err}");
-    let value: String = cmd(&["GET", &key("order", "UTC")])
-        .query(&mut admin)
-        .unwrap();
-    assert_eq!(value, "2", "refused calls wrote the counter");
-    // Nothing of the check is kept between calls: a connection allowed a moment ago is refused
-    // as soon as its user loses the pattern, and allowed again after AUTH as another user.
-    let mut con = server.connection();
-    let _: () = cmd(&["AUTH", "counter-too", "x"]).query(&mut con).unwrap();
-    let _: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
-    let _: () = cmd(&["ACL", "SETUSER", "counter-too", "resetkeys", "~order"])
-        .query(&mut admin)
-        .unwrap();
-    let err = cmd(&["DATESEQ.NEXT", "order"])
-        .query::<Value>(&mut con)
-        .map_err(|e| idgen_tests::error_text(&e))
-        .unwrap_err();
-    assert!(err.starts_with("NOPERM"), "{err}");
-    let _: () = cmd(&["AUTH", "default", "x"]).query(&mut con).unwrap();
-    let _: i64 = cmd(&["DATESEQ.NEXT", "order"]).query(&mut con).unwrap();
 }

@@ -11,25 +11,7 @@ use idgen_tests::{cmd, error_of, now_ms, Options, Server};
 /// A horizon of a minute, so these tests may lease for one.
 const HORIZON_MS: u64 = 60_000;
 
-/// Each test, once against the module and once against the library.
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod module {
-            $(#[test]
-            fn $name() {
-                super::$name(idgen_tests::backend::Backend::Module)
-            })*
-        }
-        mod library {
-            $(#[test]
-            fn $name() {
-                super::$name(idgen_tests::backend::Backend::Library)
-            })*
-        }
-    };
-}
-
-both!(
+idgen_tests::both!(
     grants_distinct_ids_until_exhausted_and_recycles_above_the_last_record,
     a_release_with_until_lets_the_next_holder_start_at_once,
     an_expired_lease_returns_to_the_pool_and_cannot_be_renewed,

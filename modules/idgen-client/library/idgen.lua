@@ -423,6 +423,15 @@ local function dateseq_call(name, keys, args)
   return o
 end
 
+-- An error if the counter `field` of `key` holds what the library never writes (nil if it
+-- holds a count, or nothing).
+local function not_a_count(key, field, raw)
+  if raw and not (string.match(raw, '^%d+$') and #raw <= 15) then
+    return fail(string.format("the counter '%s' of '%s' holds %s, not a count", field, key,
+      shown(raw)))
+  end
+end
+
 -- FCALL dateseq_next 1 <key> [DIGITS d] [COUNT n] [PERIOD day|month|year] [STRING]:
 -- yyyyMMdd * 10^d + seq from this period's counter, a field of the hash <key>; with COUNT the
 -- range [first, last].
@@ -431,10 +440,8 @@ local function dateseq_next(keys, args)
   if not o then return err end
   local key, label, field = o.key, o.label, o.field
   local h = redis.call('HMGET', key, field, 'owner')
-  if h[1] and not (string.match(h[1], '^%d+$') and #h[1] <= 15) then
-    return fail(string.format("the counter '%s' of '%s' holds %s, not a count", field, key,
-      shown(h[1])))
-  end
+  err = not_a_count(key, field, h[1])
+  if err then return err end
   local held = tonumber(h[1]) or 0
   local mark = process(o.now)
   local mine = given[key]
@@ -460,9 +467,29 @@ local function dateseq_next(keys, args)
   end
   local first, last = held + 1, held + o.count
   if last >= 10 ^ o.digits then
-    return fail(string.format(
-      'the sequence for %s is spent: %s would not fit in DIGITS %d%s', decimal(label),
-      decimal(last), o.digits, gap))
+    -- The module's words for each case: spent after the gap, a COUNT that does not fit, spent.
+    local spent = string.format('the sequence for %s is spent: it no longer fits in %d digits',
+      decimal(label), o.digits)
+    if gap ~= '' then
+      return fail(spent .. gap .. ': use more DIGITS')
+    end
+    if held + 1 < 10 ^ o.digits then
+      return fail(string.format('COUNT %d does not fit: %s values are left for %s in %d DIGITS',
+        o.count, decimal(10 ^ o.digits - 1 - held), decimal(label), o.digits))
+    end
+    return fail(spent)
+  end
+  if gap ~= '' then
+    -- The key's other periods too: the old process may have given values of each of them
+    -- past its last write that reached this copy.
+    local all = redis.call('HGETALL', key)
+    for i = 1, #all, 2 do
+      local name, count = all[i], all[i + 1]
+      if name ~= field and string.match(name, '^%a+:%d+$') and not not_a_count(key, name, count)
+      then
+        redis.call('HSET', key, name, decimal(tonumber(count) + FAILOVER_GAP))
+      end
+    end
   end
   redis.call('HSET', key, field, decimal(last), 'owner', mark)
   if not mine then
@@ -509,6 +536,8 @@ local function dateseq_current(keys, args)
   local o, err = dateseq_call('dateseq_current', keys, args)
   if not o then return err end
   local raw = redis.call('HGET', o.key, o.field)
+  err = not_a_count(o.key, o.field, raw)
+  if err then return err end
   local held = raw and tonumber(raw)
   local witnessed = given[o.key] and given[o.key][o.field]
   if witnessed and (not held or witnessed > held) then

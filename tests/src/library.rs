@@ -62,3 +62,25 @@ pub fn install(con: &mut redis::Connection) -> String {
         .query(con)
         .expect("FUNCTION LOAD REPLACE")
 }
+
+/// `n` IDs from the state key `key`, retried while the library is ahead of its clock by the
+/// drift limit (for a moment after a start, a reload or a failover, and under bursts).
+pub fn snowflakes(con: &mut redis::Connection, key: &str, n: usize) -> Vec<u64> {
+    let call = cmd(&["FCALL", "snowflake_next", "1", key, "COUNT", &n.to_string()]);
+    let texts: Vec<String> = crate::when_caught_up(con, &call);
+    texts.iter().map(|t| t.parse().unwrap()).collect()
+}
+
+/// Sets the pair the state key `key` puts into its IDs.
+pub fn set_node(con: &mut redis::Connection, key: &str, datacenter: u64, worker: u64) {
+    let _: () = cmd(&[
+        "HSET",
+        key,
+        "datacenter",
+        &datacenter.to_string(),
+        "worker",
+        &worker.to_string(),
+    ])
+    .query(con)
+    .unwrap();
+}

@@ -131,3 +131,18 @@ pub fn sample(text: &str, name: &str) -> Option<f64> {
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
         .and_then(|value| value.trim().parse().ok())
 }
+
+/// Whether `err` names `arg` as given: as a word of its own, or quoted and escaped the way the
+/// module shows a value (`'\xef\xbc\x91'`); an empty argument as `''`.
+pub fn quotes(err: &str, arg: &str) -> bool {
+    if arg.is_empty() {
+        return err.contains("''");
+    }
+    let escaped: String = arg.bytes().map(|b| b.escape_ascii().to_string()).collect();
+    [arg, escaped.as_str()].iter().any(|a| {
+        err.match_indices(a).any(|(i, _)| {
+            let edge = |c: Option<char>| c.is_none_or(|c| !c.is_ascii_alphanumeric());
+            edge(err[..i].chars().last()) && edge(err[i + a.len()..].chars().next())
+        })
+    })
+}

@@ -1,4 +1,4 @@
-//! The one durable write every state file uses (`idgen_core::durable`), on a real file system
+//! The one durable write every state file uses (`idgen_durable`), on a real file system
 //! that fills up or turns read-only: the write fails with the error and the file keeps what it
 //! held; once the disk is back, writes go through. (A crash between its steps is tested where
 //! it is written, by stopping it after each step.) Then the module's own state file on a disk
@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use idgen_core::durable;
+use idgen_durable as durable;
 use idgen_tests::tmpfs::Tmpfs;
 use idgen_tests::{cmd, wait_for, Options, Server};
 

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use idgen_tests::ticket::{run_cli, serve_once};
-use idgen_tests::{cmd, data_dir, error_text, now_ms, Options, Server};
+use idgen_tests::{cmd, data_dir, error_text, now_ms, quotes, Options, Server};
 
 /// Numbers and not-quite-numbers, for every numeric argument. "3" is valid nearly everywhere,
 /// so the successful calls are checked for repeats too.
@@ -29,21 +29,6 @@ const VALUES: &[&str] = &[
     "-9223372036854775808",
     "\u{ff11}",
 ];
-
-/// Whether `err` names `arg` as given: as a word of its own, or quoted and escaped the way the
-/// module shows a value (`'\xef\xbc\x91'`); an empty argument as `''`.
-fn quotes(err: &str, arg: &str) -> bool {
-    if arg.is_empty() {
-        return err.contains("''");
-    }
-    let escaped: String = arg.bytes().map(|b| b.escape_ascii().to_string()).collect();
-    [arg, escaped.as_str()].iter().any(|a| {
-        err.match_indices(a).any(|(i, _)| {
-            let edge = |c: Option<char>| c.is_none_or(|c| !c.is_ascii_alphanumeric());
-            edge(err[..i].chars().last()) && edge(err[i + a.len()..].chars().next())
-        })
-    })
-}
 
 /// Every ID the successful calls gave, to find a repeat.
 #[derive(Default)]
@@ -423,93 +408,6 @@ fn namespaces_lost_every_way_never_let_two_holders_share_a_worker_id() {
     }
     eprintln!("{cases} cases of lost namespaces: every old lease void, no token repeated");
     assert!(cases >= 40);
-}
-
-#[test]
-fn ticket_server_options_are_refused_with_what_was_given() {
-    let root = data_dir("hostile-ticket-options");
-    let flags = [
-        "--offset",
-        "--increment",
-        "--block",
-        "--max-clients",
-        "--timeout",
-        "--start-above",
-        "--sqids-min-length",
-        "--listen",
-    ];
-    let values = [
-        "-1",
-        "abc",
-        "",
-        "99999999999999999999999",
-        "1.5",
-        "256",
-        "0",
-    ];
-    let mut cases = 0;
-    for flag in flags {
-        for value in values {
-            let arg = format!("{flag}={value}");
-            // A directory of its own: a valid case leaves a store behind.
-            let d = format!("--data-dir={}", root.join(cases.to_string()).display());
-            let mut args = vec![
-                "serve",
-                "--listen=127.0.0.1:0",
-                "--increment=2",
-                d.as_str(),
-                "--init",
-            ];
-            // --start-above replaces --init (clap refuses both).
-            let replaced =
-                |a: &&str| a.starts_with(flag) || (flag == "--start-above" && *a == "--init");
-            args.retain(|a| !replaced(a));
-            args.push(&arg);
-            let (ok, _, err) = run_cli_with_deadline(&args);
-            cases += 1;
-            if ok {
-                continue; // a valid value: the server started, and was stopped
-            }
-            assert!(
-                quotes(&err, value),
-                "{arg}: the refusal does not quote {value:?}: {err}"
-            );
-        }
-    }
-    eprintln!("{cases} cases of ticket-server options");
-    assert!(cases >= 50);
-}
-
-/// Runs `ticket-server` with `args`; a server that starts (a valid value) is stopped after its
-/// start and counted as a success.
-fn run_cli_with_deadline(args: &[&str]) -> (bool, String, String) {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(idgen_tests::ticket::binary())
-        .args(args)
-        // The message only: a backtrace's frame numbers would pass for quoted values.
-        .env("RUST_BACKTRACE", "0")
-        .env("RUST_LIB_BACKTRACE", "0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            return (
-                status.success(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            );
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return (true, String::new(), String::new());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! usable leases at once; a namespace the file never saw is fenced; a promotion's fence
 //! outlives a restart; acknowledgements wait for the file; and a foreign, shared or full file
 //! is refused naming it. Restarts from every kind of older data are crossed in
-//! `witness_matrix.rs`.
+//! `witness_matrix_leases.rs`.
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The prefetching client in Prometheus terms: [`render`] writes its figures in the OpenMetrics
 //! text format, for the service that holds the client to serve beside its own metrics.
 
-use idgen_core::openmetrics::{self, gauge, Metric, Value};
+use idgen_openmetrics::{self as openmetrics, gauge, Metric, Value};
 
 use crate::prefetch::Prefetch;
 

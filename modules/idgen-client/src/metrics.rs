@@ -2,7 +2,7 @@
 //! (`idgen-lease-worker --metrics-listen` serves it; the Python bindings return it). Made afresh
 //! from the generator's own totals on each call, so nothing is kept between scrapes.
 
-use idgen_core::openmetrics::{self, gauge, Metric, Value};
+use idgen_openmetrics::{self as openmetrics, gauge, Metric, Value};
 
 use crate::LeaseStats;
 

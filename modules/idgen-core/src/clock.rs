@@ -15,11 +15,12 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     /// One `clock_gettime(CLOCK_REALTIME)` on Unix. Through std (`SystemTime::now()`, then
-    /// `duration_since` and `as_millis`) the read cost 75 instructions under callgrind, of which
-    /// 65 were the checked subtraction and the 128-bit milliseconds; this costs 16. The
+    /// `duration_since` and `as_millis`) most of the read is the checked subtraction and the
+    /// 128-bit milliseconds, several times the call itself (docs/benchmarks.md), and the
     /// generators read the clock for every ID. Still libc's `clock_gettime`, so an LD_PRELOAD
     /// clock shim (tests/clockshift) moves it as before. Before 1970 it rounds down.
     #[cfg(unix)]
+    #[allow(unsafe_code)] // The crate's one unsafe call (ARCHITECTURE.md, "Where unsafe lives").
     fn now_ms(&self) -> i64 {
         let mut ts = libc::timespec {
             tv_sec: 0,

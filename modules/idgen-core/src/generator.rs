@@ -232,8 +232,7 @@ impl<C: Clock> Generator<C> {
     /// # Errors
     /// [`GenerateError`] when issuing would exceed the drift limit or the time field; nothing is
     /// consumed then.
-    // Inlined into its caller: a call returns the Result through memory (callgrind: ~12
-    // instructions an ID in the Redis module).
+    // Inlined into its caller: a call would return the Result through memory, on every ID.
     #[inline(always)]
     pub fn next_id(&mut self) -> Result<u64, GenerateError> {
         let now = self.read_clock();

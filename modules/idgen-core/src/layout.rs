@@ -280,7 +280,7 @@ impl Layout {
     }
 
     /// Whole ticks from `epoch_ms` to `unix_ms`; 0 before the epoch. Exact for any two i64
-    /// (callgrind: 3 instructions, where `saturating_sub` and `max` took 8), and no division
+    /// (fewer instructions than `saturating_sub` and `max`), and no division
     /// (tens of cycles) for the usual 1 ms tick: the Snowflake generator asks for every ID.
     #[inline]
     pub fn ticks_between(&self, epoch_ms: i64, unix_ms: i64) -> u64 {

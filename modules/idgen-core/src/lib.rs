@@ -40,30 +40,21 @@
 //! ```
 
 pub mod at_time;
-pub mod claims;
 pub mod clock;
 pub mod dateseq;
-pub mod durable;
 pub mod ff1_binary;
 pub mod generator;
-pub mod grants;
 pub mod layout;
 pub mod lease;
-pub mod lease_witness;
-pub mod lineage;
-pub mod lines;
-pub mod openmetrics;
 pub mod seal;
 pub mod settings;
 pub mod sqid;
 pub mod time128;
 
 pub use at_time::{parse_time, snowflake_at, time128_at, End, TimeError};
-pub use claims::{Claim, Claims};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use generator::{DecodedId, GenerateError, Generator, Stats, CEILING_HEADROOM_MS};
 pub use layout::{Field, Layout, LayoutError, Profile};
-pub use lineage::{Lineage, Overlap};
 pub use seal::{SealError, Sealer};
 pub use settings::{Settings, SettingsError, DEFAULT_MAX_DRIFT_MS, TWITTER_EPOCH_MS};
 pub use sqid::{SqidCodec, SqidError};

@@ -59,7 +59,7 @@ impl<'a> Args<'a> {
         &mut self,
         mut on: impl FnMut(&[u8], &mut Self) -> Result<bool, CommandError>,
     ) -> Result<(), CommandError> {
-        // Most calls give none: return before the bookkeeping below (30 instructions a call).
+        // Most calls give none: return before the bookkeeping below.
         if self.next >= self.argv.len() {
             return Ok(());
         }

@@ -2,8 +2,8 @@
 //!
 //! A script's Lua numbers are doubles, so an ID above 2^53 must reach it as a string. Redis
 //! tells a module that a script is calling through `RM_GetContextFlags`, which computes every
-//! flag it has (memory, persistence, replication) and cost 132 instructions a call under
-//! callgrind: more than SNOWFLAKE.NEXT's own work. Its client ID costs about ten.
+//! flag it has (memory, persistence, replication): more than SNOWFLAKE.NEXT's own work. Its
+//! client ID costs a small fraction of that (docs/benchmarks.md, "Measurements behind the code").
 //!
 //! The answer for a connection never changes, so it is asked once per connection:
 //! - a client ID is never reused (Redis counts them up for the life of the process);

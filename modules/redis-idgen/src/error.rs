@@ -1,8 +1,8 @@
 //! Every error a command can answer with, and the one place that turns them into Redis replies;
 //! and why the module may refuse to load.
 
+use crate::leases::pool::LeaseError;
 use idgen_core::dateseq::{KeyError, ValueError};
-use idgen_core::lease::LeaseError;
 use idgen_core::{GenerateError, SealError, SettingsError, SqidError, TimeError};
 
 /// Why the module refuses to load; Redis's log shows it, and redis-server does not start.

@@ -5,19 +5,20 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use idgen_core::{Clock, Generator, Lineage, SystemClock, TWITTER_EPOCH_MS};
+use crate::snowflake::lineage::Lineage;
+use idgen_core::{Clock, Generator, SystemClock, TWITTER_EPOCH_MS};
 use redis_module::{Context, ContextFlags, RedisString};
 
 use crate::cluster::Watch;
 use crate::config::{Config, Effect};
+use crate::dateseq::witness_file::WitnessFile;
 use crate::error::LoadError;
 use crate::eviction::{self, Eviction};
 use crate::ffi;
-use crate::lease_witness::LeaseWitness;
-use crate::reservation;
-use crate::resumed::Resumed;
+use crate::leases::witness_file::LeaseWitness;
+use crate::snowflake::reservation;
+use crate::snowflake::resumed::Resumed;
 use crate::state::{Parts, State};
-use crate::witness_file::WitnessFile;
 
 /// The module's state, from the load arguments and Redis's configuration; `changed` hears of
 /// every setting Redis sets from now on (redis.conf's lines first).

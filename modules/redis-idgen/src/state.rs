@@ -9,18 +9,19 @@
 //! `RM_Call` from a keyspace-event handler that DATESEQ.NEXT's write fired). try-lock's
 //! `TryLock`, as the lock is only ever tried: taking it is one atomic swap and giving it back one
 //! release store (a plain store on x86). parking_lot's mutex, which must look for waiters when
-//! it unlocks, cost two locked compare-exchanges and 11 instructions a call (callgrind,
-//! 2026-11-26).
+//! it unlocks, costs two locked compare-exchanges a call (docs/benchmarks.md).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use idgen_core::dateseq::ledger::Ledger;
-use idgen_core::dateseq::{DayCache, Fence, Witnesses};
-use idgen_core::grants::Granted;
-use idgen_core::lease::Seen;
-use idgen_core::lease_witness::{Line, Witnessed};
-use idgen_core::{Claim, Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
+use crate::cluster::claims::Claim;
+use crate::dateseq::ledger::Ledger;
+use crate::dateseq::{Fence, Witnesses};
+use crate::leases::grants::Granted;
+use crate::leases::pool::Seen;
+use crate::leases::witness_line::{Line, Witnessed};
+use idgen_core::dateseq::DayCache;
+use idgen_core::{Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use try_lock::{Locked, TryLock};
@@ -28,14 +29,14 @@ use try_lock::{Locked, TryLock};
 use crate::callers::Callers;
 use crate::cluster::Watch;
 use crate::config::{Config, Effect};
+use crate::dateseq::witness_file::WitnessFile;
 use crate::deferred::{Deferred, Event};
 use crate::error::{CommandError, LoadError};
 use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
-use crate::lease_witness::LeaseWitness;
-use crate::reservation::Reservation;
-use crate::resumed::Resumed;
-use crate::witness_file::WitnessFile;
+use crate::leases::witness_file::LeaseWitness;
+use crate::snowflake::reservation::Reservation;
+use crate::snowflake::resumed::Resumed;
 
 /// The module: its configuration and its state.
 pub struct Module {
@@ -152,7 +153,7 @@ pub struct State {
     /// Reused for UUID7.NEXT and ULID.NEXT COUNT.
     pub id128_buf: Vec<u128>,
     /// The highest version and token this process wrote or read in each lease namespace: one
-    /// found below it went back (`idgen_core::lease::Pool::reset_if_behind`).
+    /// found below it went back (`crate::leases::pool::Pool::reset_if_behind`).
     pub lease_seen: HashMap<Vec<u8>, Seen>,
     /// The live leases this process last wrote: a record found otherwise was changed by hand.
     pub lease_granted: Granted,
@@ -313,7 +314,7 @@ impl State {
     }
 
     /// This server became a replica, or a primary: a promotion starts a new DATESEQ term (see
-    /// `idgen_core::dateseq::fence`) and fences lease grants for a horizon.
+    /// `crate::dateseq::fence`) and fences lease grants for a horizon.
     pub fn set_role(&mut self, replica: bool) {
         self.replica = replica;
         // Another primary may have written every lease record meanwhile.

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use idgen_core::durable;
+use idgen_durable as durable;
 
 use super::fields::{Fields, LAST_TICKET};
 use super::{OpenError, Step};

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use idgen_core::durable;
+use idgen_durable as durable;
 
 use super::fields::{Fields, LAST_TICKET};
 use super::{read_bound_file, write_bound, OpenError, Step};

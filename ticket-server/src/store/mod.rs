@@ -60,7 +60,7 @@ pub struct Store {
     /// The marker's record of each sequence's last bound (`ledger.rs`).
     ledger: Arc<Ledger>,
     /// The `default` sequence once used: TICKET.NEXT without a name takes it without the map's
-    /// lock and hashing (260 of the 5,200 instructions a call cost, callgrind).
+    /// lock and hashing (about a twentieth of a call, docs/benchmarks.md).
     default: OnceLock<Arc<Sequence>>,
     /// Seconds each durable write of a bound took.
     bound_writes: Histogram,
@@ -225,10 +225,12 @@ pub(super) fn check_name(name: &str) -> Result<(), StoreError> {
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("ticket-store-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
+    /// A store directory not made yet, inside a scratch directory removed when the test ends
+    /// (also when it fails).
+    fn dir() -> (tempfile::TempDir, PathBuf) {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("store");
+        (scratch, dir)
     }
 
     const ODD: Step = Step {
@@ -238,7 +240,7 @@ mod tests {
 
     #[tokio::test]
     async fn hands_out_the_progression_and_resumes_above_the_bound() {
-        let d = dir("resume");
+        let (_scratch, d) = dir();
         let store = Store::open(&d, ODD, 10, Start::Init).unwrap();
         let seq = store.sequence("default").unwrap();
         let mut got = Vec::new();
@@ -256,12 +258,11 @@ mod tests {
         let after = seq.take(1).await.unwrap();
         assert!(after > 15 + 29 * 2, "{after} repeats a ticket");
         assert_eq!(after % 2, 1);
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn refuses_a_data_dir_of_another_step() {
-        let d = dir("step");
+        let (_scratch, d) = dir();
         let store = Store::open(&d, ODD, 10, Start::Init).unwrap();
         store.sequence("default").unwrap().take(1).await.unwrap();
         drop(store);
@@ -278,12 +279,11 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(err.contains("offset 1 of increment 2"), "{err}");
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn concurrent_takers_never_share_a_ticket() {
-        let d = dir("concurrent");
+        let (_scratch, d) = dir();
         let store = Arc::new(
             Store::open(
                 &d,
@@ -316,12 +316,11 @@ mod tests {
                 assert!(all.insert(ticket), "{ticket} twice");
             }
         }
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn a_failed_write_stops_issuing_past_the_bound_until_a_retry_works() {
-        let d = dir("fail");
+        let (_scratch, d) = dir();
         let store = Store::open(&d, ODD, 4, Start::Init).unwrap();
         let seq = store.sequence("default").unwrap();
         seq.take(1).await.unwrap();
@@ -352,12 +351,11 @@ mod tests {
             read_bound(&d.join("default.seq"), ODD).unwrap() > t,
             "the new bound is on disk"
         );
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn a_blank_directory_needs_init_or_a_floor() {
-        let d = dir("blank");
+        let (_scratch, d) = dir();
         let err = Store::open(&d, ODD, 4, Start::Existing)
             .err()
             .unwrap()
@@ -375,12 +373,11 @@ mod tests {
         drop(store);
         let store = Store::open(&d, ODD, 4, Start::Existing).unwrap();
         assert!(store.sequence("new").unwrap().take(1).await.unwrap() > 100);
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn a_new_generation_continues_above_and_a_cut_short_one_can_be_finished() {
-        let d = dir("generation");
+        let (_scratch, d) = dir();
         let three = Step {
             offset: 1,
             increment: 3,
@@ -402,7 +399,6 @@ mod tests {
         let store = Store::open(&d, three, 4, Start::Above(last)).unwrap();
         let next = store.sequence("a").unwrap().take(1).await.unwrap();
         assert!(next > last && next % 3 == 1, "{next}");
-        let _ = fs::remove_dir_all(&d);
     }
 
     /// A store of `ODD` in `d` whose sequence `a` handed out tickets and was closed, and the
@@ -446,7 +442,7 @@ mod tests {
             ),
         ];
         for (loss, lose, says) in losses {
-            let d = dir(&format!("lost-{}", loss.replace(' ', "-")));
+            let (_scratch, d) = dir();
             let older = used_store(&d).await;
             let highest = highest_handed_out(std::slice::from_ref(&d));
             assert!(highest.is_err(), "{loss}: a set of one of increment 2");
@@ -466,25 +462,23 @@ mod tests {
                     "{loss}: {err}"
                 );
             }
-            let _ = fs::remove_dir_all(&d);
         }
     }
 
     #[tokio::test]
     async fn below_the_marker_start_above_still_continues_above_what_the_marker_saw() {
-        let d = dir("witnessed");
+        let (_scratch, d) = dir();
         used_store(&d).await;
         fs::remove_file(d.join("a.seq")).unwrap();
         // The operator's N is too low: the marker's record wins.
         let store = Store::open(&d, ODD, 4, Start::Above(3)).unwrap();
         let t = store.sequence("a").unwrap().take(1).await.unwrap();
         assert!(t > 41, "{t} repeats a ticket");
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn sequence_files_without_their_marker_are_refused() {
-        let d = dir("nomarker");
+        let (_scratch, d) = dir();
         used_store(&d).await;
         fs::remove_file(d.join("STORE")).unwrap();
         for start in [Start::Existing, Start::Init] {
@@ -494,12 +488,11 @@ mod tests {
                 "{err}"
             );
         }
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[tokio::test]
     async fn a_closed_store_restarts_without_a_gap_and_a_crashed_one_above_its_block() {
-        let d = dir("close");
+        let (_scratch, d) = dir();
         let store = Store::open(&d, ODD, 100, Start::Init).unwrap();
         let seq = store.sequence("a").unwrap();
         assert_eq!(seq.take(1).await.unwrap(), 1);
@@ -515,12 +508,11 @@ mod tests {
         drop(store);
         let store = Store::open(&d, ODD, 100, Start::Existing).unwrap();
         assert!(store.sequence("a").unwrap().take(1).await.unwrap() > 3);
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
     fn one_data_directory_serves_one_store_at_a_time() {
-        let d = dir("lock");
+        let (_scratch, d) = dir();
         let first = Store::open(&d, ODD, 4, Start::Init).unwrap();
         let err = Store::open(&d, ODD, 4, Start::Init)
             .err()
@@ -529,12 +521,11 @@ mod tests {
         assert!(err.contains("in use by another ticket server"), "{err}");
         drop(first);
         assert!(Store::open(&d, ODD, 4, Start::Init).is_ok());
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
     fn bad_names_and_limits() {
-        let d = dir("names");
+        let (_scratch, d) = dir();
         let store = Store::open(&d, ODD, 4, Start::Init).unwrap();
         for bad in ["", "a/b", "..\u{0}", &"x".repeat(65)] {
             assert!(store.sequence(bad).is_err(), "{bad:?}");
@@ -545,6 +536,5 @@ mod tests {
         }
         .ticket(u64::MAX / 2)
         .is_none());
-        let _ = fs::remove_dir_all(&d);
     }
 }

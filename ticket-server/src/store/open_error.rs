@@ -119,7 +119,7 @@ pub enum OpenError {
     NotOneSet(String),
     /// A state file that is not a readable text file (a directory, a link to nothing, ...).
     #[error(transparent)]
-    Unreadable(#[from] idgen_core::durable::ReadError),
+    Unreadable(#[from] idgen_durable::ReadError),
 }
 
 impl OpenError {

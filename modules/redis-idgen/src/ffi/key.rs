@@ -4,8 +4,7 @@
 //! Raw calls remain only for propagation: `RM_Replicate` with the `s`/`sl` formats and
 //! `RM_NotifyKeyspaceEvent` with a static event name. Through the crate's `replicate` and
 //! `notify_keyspace_event` (a C string per call, a Redis string for INCRBY's count) DATESEQ.NEXT
-//! cost 15,899 instructions a call instead of 14,335, and 19,302 instead of 17,386 with COUNT 10
-//! (callgrind, server side, AOF on, 2026-11-25).
+//! cost a tenth more (docs/benchmarks.md, "Measurements behind the code").
 
 use std::os::raw::c_longlong;
 
@@ -26,7 +25,7 @@ pub struct KeyNameCache {
     prefix: Vec<u8>,
     date: u32,
     name: Option<RedisString>,
-    /// The name's witness name (`idgen_core::dateseq::Witnesses::name`).
+    /// The name's witness name (`crate::dateseq::Witnesses::name`).
     witness: u64,
     buf: Vec<u8>,
 }

@@ -27,7 +27,7 @@ impl Ctx {
 
     /// Replies with an integer: SNOWFLAKE.NEXT's reply, so through the API entry itself.
     /// redis-module's wrapper (`raw::reply_with_long_long`) was not inlined and turned the
-    /// status Redis always returns into an enum: 11 instructions a call (callgrind, 2026-11-26).
+    /// status Redis always returns into an enum (docs/benchmarks.md).
     #[inline]
     pub fn reply_i64(&self, value: i64) -> Result<(), CommandError> {
         // Never missing once loaded; were it, an error reply, not a client left waiting.

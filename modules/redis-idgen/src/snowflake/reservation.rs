@@ -12,7 +12,7 @@
 //!
 //! Beside the time, the file records the layout and epoch the IDs are made under
 //! (`<ms> layout=<spec> epoch=<ms>`), so that a restart under other settings is checked
-//! against what was issued ([`idgen_core::Lineage`]) before anything is written.
+//! against what was issued ([`crate::snowflake::lineage::Lineage`]) before anything is written.
 //!
 //! The file is locked while the module runs: a second server started on the same directory
 //! (the same configuration twice) refuses to load instead of handing out the same IDs. The lock
@@ -31,7 +31,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use idgen_core::{durable, Clock, SystemClock};
+use idgen_core::{Clock, SystemClock};
+use idgen_durable as durable;
 
 use crate::ffi::log;
 

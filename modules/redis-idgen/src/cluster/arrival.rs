@@ -25,15 +25,15 @@
 //! `MOVE` or `COPY ... DB n` to another database (valkey-io/valkey#4024). Moved state is not
 //! witnessed on arrival there; a replica's is.
 
-use idgen_core::dateseq::ledger::Entry;
+use crate::dateseq::ledger::Entry;
+use crate::leases::pool::{Pool, Seen};
+use crate::leases::witness_line::Line;
 use idgen_core::dateseq::{counter_label, most_in, parse_counter};
-use idgen_core::lease::{Pool, Seen};
-use idgen_core::lease_witness::Line;
 use redis_module::key::RedisKey;
 use redis_module::{Context, KeyType, RedisString, ScanKeyCursor};
 
+use crate::dateseq::witness_file::Ask;
 use crate::state::State;
-use crate::witness_file::Ask;
 
 /// Whether this server leaves a client on another database after a module hears an event of
 /// another database for it: Valkey from 8.1, as `INFO server` tells (`server_name`,
@@ -152,7 +152,7 @@ fn namespace(hash: RedisKey, ns: &[u8], s: &mut State) {
         return;
     }
     s.lease_granted.forget(ns);
-    crate::workerid::remember(&mut s.lease_seen, ns, seen);
+    crate::cmd::workerid::remember(&mut s.lease_seen, ns, seen);
     s.lease_arrived.insert(ns.to_vec());
     if let (Some(file), Some(seen)) = (&s.lease_witness, s.lease_seen.get(ns)) {
         file.ask(Line::Namespace(ns.to_vec(), *seen));

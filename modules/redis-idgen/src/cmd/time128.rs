@@ -70,7 +70,7 @@ fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), C
     }
     let (mut count, mut sealed) = (None, false);
     args.options(|option, args| {
-        if form == Form128::Uuid7 && crate::seal::take(&mut sealed, option) {
+        if form == Form128::Uuid7 && crate::cmd::seal::take(&mut sealed, option) {
             return Ok(true);
         }
         if !option.eq_ignore_ascii_case(b"COUNT") {
@@ -79,7 +79,7 @@ fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), C
         count = Some(args.next_count(MAX_COUNT)? as usize);
         Ok(true)
     })?;
-    crate::seal::check(s, sealed, count.unwrap_or(1) as u64)?;
+    crate::cmd::seal::check(s, sealed, count.unwrap_or(1) as u64)?;
     if s.replica && !s.config.flag(|c| &c.random_ids_on_replica) {
         return Err(CommandError::ReplicaRandom(name(form)));
     }

@@ -11,7 +11,7 @@
 //! values on its first use, so values the old primary acknowledged but never replicated are
 //! not handed out again (the skip reaches replicas as part of the INCRBY).
 //!
-//! Each counter has a witness (`idgen_core::dateseq::witness`): a counter found below the
+//! Each counter has a witness (`crate::dateseq::witness`): a counter found below the
 //! values handed out carries on above them. With `idgen.dateseq-witness-file`, values are also
 //! reserved on disk in blocks ahead of use (`witness_file.rs`), and a reply whose values are
 //! not yet reserved waits, with its client blocked, until they are: so a restart from an older
@@ -19,21 +19,21 @@
 
 use std::sync::Arc;
 
-use idgen_core::dateseq::ledger::Entry;
+use crate::dateseq::ledger::Entry;
 use idgen_core::dateseq::{check_digits, compose, most_in, Day, Period, ValueError};
 use idgen_core::{Clock, SqidCodec, SystemClock};
 
 use crate::args::Args;
 use crate::callers::Callers;
+use crate::cmd::form::Form;
 use crate::config::MAX_DATESEQ_COUNT;
+use crate::dateseq::witness_file::{Ask, WitnessFile};
 use crate::error::CommandError;
 use crate::eviction::Keys;
 use crate::ffi::blocked::{Answer, Blocked};
 use crate::ffi::ctx::Ctx;
 use crate::ffi::key::{self, Step};
-use crate::form::Form;
 use crate::state::State;
-use crate::witness_file::{Ask, WitnessFile};
 
 /// What a call asked for.
 struct Request<'a> {
@@ -197,7 +197,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), Co
     let cluster = s.cluster.is_some();
     let (first, last, seq) = key::advance(ctx, name, |old| {
         if old.is_none() && cluster {
-            crate::slot_move::check(&ctx.safe(), name.as_slice())?;
+            crate::cluster::slot_move::check(&ctx.safe(), name.as_slice())?;
         }
         let found = old.unwrap_or(0);
         let (base, below) = mark.resume(found);
@@ -274,7 +274,7 @@ pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError>
     let witnessed = witnesses.mark(witness).map_or(0, |m| m.highest);
     let found = key::read(ctx, name)?;
     if found.is_none() && s.cluster.is_some() {
-        crate::slot_move::check(&ctx.safe(), name.as_slice())?;
+        crate::cluster::slot_move::check(&ctx.safe(), name.as_slice())?;
     }
     let seq = found.map(|seq| seq.max(witnessed));
     match seq.or((witnessed > 0).then_some(witnessed)) {
@@ -310,7 +310,7 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
     let mut digits = s.config.int(|c| &c.dateseq_digits);
     let (mut count, mut form, mut period, mut sealed) = (None, Form::Integer, Period::Day, false);
     args.options(|name, args| {
-        if form.take(name)? || (counted && crate::seal::take(&mut sealed, name)) {
+        if form.take(name)? || (counted && crate::cmd::seal::take(&mut sealed, name)) {
             return Ok(true);
         } else if name.eq_ignore_ascii_case(b"PERIOD") {
             let word = args.next_bytes().ok_or(CommandError::Syntax)?;
@@ -330,7 +330,7 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
         Ok(true)
     })?;
     form.check_count(count.unwrap_or(1))?;
-    crate::seal::check(s, sealed, count.unwrap_or(1))?;
+    crate::cmd::seal::check(s, sealed, count.unwrap_or(1))?;
     Ok(Request {
         prefix,
         period,

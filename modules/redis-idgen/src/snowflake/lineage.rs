@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::layout::{Field, Layout};
+use idgen_core::layout::{Field, Layout};
 
 /// A layout and an epoch: what gives an ID its meaning.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,8 +119,8 @@ fn ticks(unix_ms: i64, epoch_ms: i64, layout: &Layout) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{INSTAGRAM_EPOCH_MS, SONYFLAKE_EPOCH_MS};
-    use crate::TWITTER_EPOCH_MS;
+    use idgen_core::layout::{INSTAGRAM_EPOCH_MS, SONYFLAKE_EPOCH_MS};
+    use idgen_core::TWITTER_EPOCH_MS;
 
     const NOW: i64 = 1_795_400_000_000;
 

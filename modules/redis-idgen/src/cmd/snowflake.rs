@@ -4,11 +4,11 @@ use idgen_core::{Clock, GenerateError, SystemClock};
 use jiff::Timestamp;
 
 use crate::args::{time_and_end, Args, MAX_COUNT};
+use crate::cmd::form::Form;
+use crate::cmd::seal;
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
-use crate::form::Form;
-use crate::reservation::Reservation;
-use crate::seal;
+use crate::snowflake::reservation::Reservation;
 use crate::state::State;
 
 /// What a `SNOWFLAKE.NEXT` call asked for.
@@ -52,7 +52,7 @@ impl Request {
 pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     if args.len() == 1 {
         // The plain call, and most calls: a constant request, which `issue` folds to one
-        // integer (callgrind: parsing no options and matching on them cost ~20 instructions).
+        // integer, where parsing no options and matching on them is work for nothing.
         return issue(ctx, s, Request::default());
     }
     let req = Request::parse(args, s)?;
@@ -105,7 +105,7 @@ fn issue(ctx: &Ctx, s: &mut State, req: Request) -> Result<(), CommandError> {
         }
     };
     // The reservation's thread reads the clock itself: it needs telling only where the IDs
-    // left the clock (callgrind: 14 instructions a call saved).
+    // left the clock.
     if let Some(reservation) = reservation {
         if generated.is_err() || !ids.on_the_clock() {
             reservation.note_issued(ids.last_tick_unix_ms());

@@ -34,9 +34,8 @@ use std::mem::size_of;
 use foldhash::fast::RandomState;
 
 use super::ledger::Crashed;
+use super::GRACE_MS;
 
-/// How long a witness outlives its period: room for a clock read across the period's end.
-pub const GRACE_MS: i64 = 3_600_000;
 /// The smallest block reserved on disk at a time: the most a crash skips in a quiet counter.
 pub const MIN_BLOCK: u32 = 16;
 /// Values of every counter the witness file does not name yet, reserved by its first line.
@@ -348,6 +347,7 @@ impl Witnesses {
     }
 
     /// Whether no counter is witnessed.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.marks.is_empty()
     }

@@ -4,7 +4,7 @@
 //!
 //! One line per reservation, appended: `<ends_ms> <reserved> <name>`, the period's end (ms
 //! since 1970), the highest value reserved, and the counter key's name as one word
-//! ([`crate::lines`]). A later line for a name supersedes an earlier one only upward ([`fold`]);
+//! ([`crate::files::lines`]). A later line for a name supersedes an earlier one only upward ([`fold`]);
 //! lines of periods over by more than the witness's grace are dropped when the file is
 //! rewritten.
 //!
@@ -21,10 +21,10 @@
 
 use std::collections::HashMap;
 
-pub use crate::lines::Foreign;
+pub use crate::files::lines::Foreign;
 
-use super::witness::GRACE_MS;
-use crate::lines::number;
+use super::GRACE_MS;
+use crate::files::lines::number;
 
 /// One counter's reservation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl Entry {
     pub fn write(&self, out: &mut Vec<u8>) {
         use std::io::Write;
         let _ = write!(out, "{} {} ", self.ends_ms, self.reserved);
-        crate::lines::write_name(&self.name, out);
+        crate::files::lines::write_name(&self.name, out);
         out.push(b'\n');
     }
 
@@ -55,7 +55,7 @@ impl Entry {
         if words.next().is_some() {
             return None;
         }
-        let name = crate::lines::parse_name(word)?;
+        let name = crate::files::lines::parse_name(word)?;
         Some(Entry {
             ends_ms,
             reserved,
@@ -96,7 +96,7 @@ pub struct Ledger {
 /// [`Foreign`] for the first whole line that is not an entry (or `every <n>` first).
 pub fn parse(text: &[u8]) -> Result<Ledger, Foreign> {
     let mut ledger = Ledger::default();
-    for (i, line) in crate::lines::whole(text) {
+    for (i, line) in crate::files::lines::whole(text) {
         let numbers = |rest: &[u8]| -> Option<Vec<i64>> {
             let text = std::str::from_utf8(rest).ok()?;
             text.split(' ').map(|w| w.parse().ok()).collect()

@@ -184,11 +184,17 @@ pub fn read(path: &Path) -> Result<Option<String>, ReadError> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A directory of its own, removed when the test ends (also when it fails).
+    fn scratch() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
     #[test]
     fn one_process_at_a_time_holds_a_state_files_lock() {
-        let dir = std::env::temp_dir().join(format!("idgen-lock-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let scratch = scratch();
+        let dir = scratch.path();
         let path = dir.join("..state");
         let held = lock(&path, "they would clash").unwrap();
         assert!(
@@ -206,21 +212,12 @@ mod tests {
             "let go when closed"
         );
         assert_eq!(temporary(&path), dir.join("..state.tmp"));
-        let _ = fs::remove_dir_all(&dir);
-    }
-
-    use super::*;
-
-    fn dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("idgen-durable-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
     }
 
     #[test]
     fn a_write_stopped_between_any_two_steps_leaves_the_old_file_or_the_new_one() {
-        let d = dir("crash");
+        let scratch = scratch();
+        let d = scratch.path();
         let path = d.join("a.state");
         for stop in [Step::Created, Step::Written, Step::Synced, Step::Renamed] {
             replace(&path, b"old\n").unwrap();
@@ -244,19 +241,19 @@ mod tests {
             assert_eq!(read(&path).unwrap().as_deref(), Some("next\n"));
             assert!(!temporary(&path).exists(), "after {stop:?}");
         }
-        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn nothing_there_is_none_and_anything_untrustworthy_is_an_error_naming_the_path() {
-        let d = dir("read");
+        let scratch = scratch();
+        let d = scratch.path();
         assert!(read(&d.join("absent")).unwrap().is_none());
         let link = d.join("dangling");
         std::os::unix::fs::symlink(d.join("nowhere"), &link).unwrap();
         let not_text = d.join("binary");
         fs::write(&not_text, [0xff, 0xfe, 0]).unwrap();
         for (path, kind) in [
-            (d.clone(), "not a regular file"),
+            (d.to_path_buf(), "not a regular file"),
             (link, "link to nothing"),
             (not_text, "not text"),
         ] {
@@ -271,16 +268,15 @@ mod tests {
         let good_link = d.join("link");
         std::os::unix::fs::symlink(&target, &good_link).unwrap();
         assert_eq!(read(&good_link).unwrap().as_deref(), Some("7\n"));
-        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn a_directory_in_the_place_of_the_file_fails_the_write() {
-        let d = dir("dir");
+        let scratch = scratch();
+        let d = scratch.path();
         let path = d.join("a.state");
         fs::create_dir(&path).unwrap();
         assert!(replace(&path, b"1\n").is_err());
         assert!(path.is_dir());
-        fs::remove_dir_all(&d).unwrap();
     }
 }

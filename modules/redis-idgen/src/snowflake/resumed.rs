@@ -2,7 +2,7 @@
 //! run went. The state file's reservation is one; the load time plus `idgen.max-drift-ms` is the
 //! other, and the only one left when the file is lost, emptied or put back from an older copy.
 
-use crate::reservation;
+use crate::snowflake::reservation;
 
 /// Where Snowflake IDs start at load, and which witness set it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ impl Resumed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reservation::Found;
+    use crate::snowflake::reservation::Found;
 
     const LOAD_PLUS_DRIFT: i64 = 1_795_000_001_000;
 

@@ -1,5 +1,5 @@
 //! The lease witness file (`idgen.workerid-witness-file`): each lease namespace's version and
-//! token after every write, and the fences grants start above ([`idgen_core::lease_witness`]),
+//! token after every write, and the fences grants start above ([`crate::leases::witness_line`]),
 //! appended and synced by a [`Journal`] before a grant or renewal is acknowledged.
 //!
 //! At load it tells which namespaces to trust: one at or above its witness holds everything
@@ -15,10 +15,11 @@
 
 use std::path::PathBuf;
 
-use idgen_core::lease_witness::{self, Line, Witnessed};
-use idgen_core::{durable, Clock, SystemClock};
+use crate::leases::witness_line::{self, Line, Witnessed};
+use idgen_core::{Clock, SystemClock};
+use idgen_durable as durable;
 
-use crate::journal::{Book, Journal, Waiter};
+use crate::files::journal::{Book, Journal, Waiter};
 
 /// The lease witness file and its writer.
 pub struct LeaseWitness {
@@ -55,7 +56,7 @@ impl Book for Namespaces {
 
     /// One line per namespace, and the fence while it holds.
     fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
-        let found = lease_witness::parse(text).map_err(|e| e.to_string())?;
+        let found = witness_line::parse(text).map_err(|e| e.to_string())?;
         let entries = found.namespaces.len() as u64 + 1;
         Ok((found.render(SystemClock.now_ms()), entries))
     }
@@ -76,7 +77,7 @@ impl LeaseWitness {
              wrote",
         )?;
         let found = match durable::read(&path).map_err(|e| e.to_string())? {
-            Some(text) => lease_witness::parse(text.as_bytes()).map_err(|e| {
+            Some(text) => witness_line::parse(text.as_bytes()).map_err(|e| {
                 format!(
                     "{}: {e}; move it away only to have every lease namespace fenced for a \
                      horizon at the next start, as a first start does",
@@ -127,7 +128,7 @@ impl LeaseWitness {
 
 #[cfg(test)]
 mod tests {
-    use idgen_core::lease::Seen;
+    use crate::leases::pool::Seen;
 
     use super::*;
 

@@ -1,14 +1,14 @@
 //! `WORKERID.ACQUIRE`, `WORKERID.RENEW`, `WORKERID.RELEASE`, `WORKERID.LIST`: worker-ID
-//! leases for processes that make Snowflake IDs themselves (`idgen_core::lease`).
+//! leases for processes that make Snowflake IDs themselves (`crate::leases::pool`).
 //!
 //! A namespace is a plain Redis hash (the command's key, so one Cluster slot). Each command
 //! reads it, decides with the primary's clock, and writes back only the fields it changed with
 //! `HSET` carrying absolute values: replicas and the AOF replay those writes, never the decision.
 //! The namespace never keeps an expiry (each write `PERSIST`s it), and a namespace that vanished
 //! or went back since this process last saw it is reset before anything else
-//! (`idgen_core::lease::Pool::reset_if_behind`): its old leases are void, grants start above
+//! (`crate::leases::pool::Pool::reset_if_behind`): its old leases are void, grants start above
 //! the horizon. A live lease's record that differs from what this process last wrote was
-//! changed by hand, and the namespace is refused (`idgen_core::grants`).
+//! changed by hand, and the namespace is refused (`crate::leases::grants`).
 //!
 //! With `idgen.workerid-witness-file`, ACQUIRE and RENEW reply only once the namespace's version
 //! and token are on disk (`lease_witness.rs`): a restart then knows which namespaces hold
@@ -16,8 +16,8 @@
 
 use std::collections::HashMap;
 
-use idgen_core::lease::{Grant, Lease, LeaseError, Pool, Seen, Terms};
-use idgen_core::lease_witness::Line;
+use crate::leases::pool::{Grant, Lease, LeaseError, Pool, Seen, Terms};
+use crate::leases::witness_line::Line;
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 

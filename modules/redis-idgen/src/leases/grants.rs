@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::lease::{Lease, LeaseError, Pool};
+use crate::leases::pool::{Lease, LeaseError, Pool};
 
 /// The live leases this coordinator last wrote, by namespace and worker ID.
 #[derive(Debug, Default)]
@@ -76,6 +76,7 @@ impl Granted {
     }
 
     /// Whether none is.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.by_namespace.is_empty()
     }

@@ -1,11 +1,14 @@
 //! Duplicate worker-ids on Redis Cluster: every node announces the datacenter and worker it puts
-//! into its IDs over the cluster bus (`idgen_core::claims`), and a primary that hears another
+//! into its IDs over the cluster bus (`crate::cluster::claims`), and a primary that hears another
 //! primary claim the same pair refuses SNOWFLAKE.NEXT, as does the other, until one of them is
 //! reconfigured. For a second after start, before it can have heard the others, a cluster node
 //! refuses too. Outside cluster mode none of this runs.
 
-use idgen_core::claims::ANNOUNCE_EVERY_MS;
-use idgen_core::{Claim, Claims};
+pub mod arrival;
+pub mod claims;
+pub mod slot_move;
+
+use claims::{Claim, Claims, ANNOUNCE_EVERY_MS};
 
 /// The cluster message type of a claim ('I' for idgen).
 pub const CLAIM_MESSAGE: u8 = b'I';

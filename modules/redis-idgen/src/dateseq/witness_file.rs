@@ -1,5 +1,5 @@
 //! The DATESEQ witness file (`idgen.dateseq-witness-file`): each counter's reservations
-//! ([`idgen_core::dateseq::ledger`]), appended and synced by a [`Journal`] before the values
+//! ([`crate::dateseq::ledger`]), appended and synced by a [`Journal`] before the values
 //! below them are handed out.
 //!
 //! A value above its counter's reservation is replied to once the journal has written a block
@@ -20,11 +20,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use idgen_core::dateseq::ledger::{self, Crashed, Entry, Ledger};
-use idgen_core::dateseq::witness::{GRACE_MS, NEW_COUNTER_BLOCK};
-use idgen_core::{durable, Clock, SystemClock};
+use crate::dateseq::ledger::{self, Crashed, Entry, Ledger};
+use crate::dateseq::witness::NEW_COUNTER_BLOCK;
+use crate::dateseq::GRACE_MS;
+use idgen_core::{Clock, SystemClock};
+use idgen_durable as durable;
 
-use crate::journal::{Book, Journal, Waiter};
+use crate::files::journal::{Book, Journal, Waiter};
 
 /// The longest period a counter has (a leap year): a crashed run's window is kept this long.
 const LONGEST_PERIOD_MS: i64 = 366 * 86_400_000;

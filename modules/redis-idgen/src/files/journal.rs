@@ -14,7 +14,7 @@
 //! failure, even with no line of its own, is not told of success until those lines are on disk.
 //! A failed write may leave part of a line behind; it is cut off at once, or else before the
 //! next write, so no line is ever torn but the last one of a crash (which the files' readers
-//! skip, `idgen_core::lines::whole`). The file is rewritten whole ([`durable::replace`]) once
+//! skip, `crate::files::lines::whole`). The file is rewritten whole ([`durable::replace`]) once
 //! its lines outnumber four times what it holds.
 
 use std::fs::{File, OpenOptions};
@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use idgen_core::durable;
+use idgen_durable as durable;
 
 /// The file is rewritten once its lines outnumber this many times the entries it holds...
 const REWRITE_RATIO: u64 = 4;

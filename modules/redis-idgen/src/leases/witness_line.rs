@@ -3,11 +3,11 @@
 //! a namespace found at or above its witness holds every grant and renewal a holder was told
 //! of, so its records can be trusted at once; one found behind it (an older RDB or AOF, a crash
 //! before the AOF was synced, a key lost with the server down) is reset as a namespace lost
-//! while running is ([`crate::lease::Pool::reset_if_behind`]).
+//! while running is ([`crate::leases::pool::Pool::reset_if_behind`]).
 //!
 //! Lines, appended:
 //! - `<version> <token> <namespace>`: the namespace's [`Seen`] after a write, its name as one
-//!   word ([`crate::lines`]); a later line supersedes an earlier one only upward;
+//!   word ([`crate::files::lines`]); a later line supersedes an earlier one only upward;
 //! - `fence <ms>`: every grant starts above it. Written by a start that found no file (the
 //!   namespaces it loaded may lack renewals no witness saw) and by a promotion (another primary
 //!   acknowledged what this server's copy may lack), so that a restart within a horizon of
@@ -19,8 +19,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::lease::Seen;
-use crate::lines::{self, number, Foreign};
+use crate::files::lines::{self, number, Foreign};
+use crate::leases::pool::Seen;
 
 /// What a line of the file looks like, for [`Foreign`].
 const FORMAT: &str = "`<version> <token> <namespace>` or `fence <ms>`";

@@ -1,0 +1,9 @@
+//! The command handlers, one file per command family: each parses its arguments, asks the
+//! feature folders' state, and replies. Registered in `lib.rs`.
+
+pub mod dateseq;
+pub mod form;
+pub mod seal;
+pub mod snowflake;
+pub mod time128;
+pub mod workerid;

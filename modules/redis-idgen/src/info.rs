@@ -68,12 +68,13 @@ fn state(f: &mut Fields, s: &State) {
         .as_ref()
         .map_or(i64::MAX, |r| r.durable_until());
     let state_file_error = s.reservation.as_ref().and_then(|r| r.failure());
+    let (known, witnessed, fenced) = s.leases().counts();
     f.field("dateseq_timezone", s.days.calendar().name())
         .field("dateseq_promotions", s.fence.term())
-        .field("workerid_fence_ms", s.lease_fence_ms)
-        .field("workerid_namespaces_known", s.lease_seen.len() as u64)
-        .field("workerid_leases_witnessed", s.lease_granted.len() as u64)
-        .field("workerid_namespaces_fenced", s.lease_fenced)
+        .field("workerid_fence_ms", s.leases().fence_ms())
+        .field("workerid_namespaces_known", known)
+        .field("workerid_leases_witnessed", witnessed)
+        .field("workerid_namespaces_fenced", fenced)
         .field("reserved_until_ms", reserved_until)
         .field("state_file_found", s.resumed.state_file)
         .field("resumed_above_ms", s.resumed.above_ms)
@@ -107,8 +108,8 @@ fn state(f: &mut Fields, s: &State) {
         .field("dateseq_witness_file_lines", lines)
         .field("dateseq_witness_file_waits", waits)
         .field("dateseq_witness_file_error", failure.unwrap_or_default());
-    let (writes, lines, waits) = s.lease_witness.as_ref().map_or((0, 0, 0), |f| f.counts());
-    let failure = s.lease_witness.as_ref().and_then(|f| f.failure());
+    let (writes, lines, waits) = s.leases().witness().map_or((0, 0, 0), |f| f.counts());
+    let failure = s.leases().witness().and_then(|f| f.failure());
     f.field("workerid_witness_file_writes", writes)
         .field("workerid_witness_file_lines", lines)
         .field("workerid_witness_file_waits", waits)

@@ -11,15 +11,13 @@
 //! release store (a plain store on x86). parking_lot's mutex, which must look for waiters when
 //! it unlocks, costs two locked compare-exchanges a call (docs/benchmarks.md).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::cluster::claims::Claim;
 use crate::dateseq::ledger::Ledger;
 use crate::dateseq::{Fence, Witnesses};
-use crate::leases::grants::Granted;
-use crate::leases::pool::Seen;
-use crate::leases::witness_line::{Line, Witnessed};
+use crate::leases::memory::Memory;
+use crate::leases::witness_line::Witnessed;
 use idgen_core::dateseq::DayCache;
 use idgen_core::{Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
 use rand::rngs::StdRng;
@@ -152,22 +150,8 @@ pub struct State {
     pub ulid: Generator128<SystemClock, StdRng>,
     /// Reused for UUID7.NEXT and ULID.NEXT COUNT.
     pub id128_buf: Vec<u128>,
-    /// The highest version and token this process wrote or read in each lease namespace: one
-    /// found below it went back (`crate::leases::pool::Pool::reset_if_behind`).
-    pub lease_seen: HashMap<Vec<u8>, Seen>,
-    /// The live leases this process last wrote: a record found otherwise was changed by hand.
-    pub lease_granted: Granted,
-    /// Lease grants start above this: the load (without a witness file) or latest promotion
-    /// plus the horizon, as the namespaces this server holds may lack renewals an older copy
-    /// never saw.
-    pub lease_fence_ms: i64,
-    /// Where each namespace's version and token are written before a grant or renewal is
-    /// acknowledged (`idgen.workerid-witness-file`); `None` when off.
-    pub lease_witness: Option<LeaseWitness>,
-    /// Namespaces found holding leases with no witness, and fenced for a horizon.
-    pub lease_fenced: u64,
-    /// Namespaces that arrived from another node (`arrival.rs`), fenced at their next write.
-    pub lease_arrived: HashSet<Vec<u8>>,
+    /// What this node remembers of its lease namespaces (reached through [`State::leases`]).
+    leases: Memory,
     /// Why SNOWFLAKE.NEXT is refused: this node's primary claimed its worker-id pair
     /// (`identity.rs`).
     pub primary_conflict: Option<String>,
@@ -197,16 +181,6 @@ impl State {
     /// A configured value the parts below refuse, or no random seed for the 128-bit generators.
     pub fn new(config: &'static Config, parts: Parts) -> Result<State, LoadError> {
         let drift = parts.ids.settings().max_drift_ms;
-        // With a witness file, a namespace is trusted as far as the file saw it go, and only
-        // the fence it recorded holds; without one, every start fences every namespace.
-        let (lease_witness, lease_seen, lease_fence_ms) = match parts.lease_witness {
-            Some((file, found)) => (
-                Some(file),
-                found.namespaces.into_iter().collect(),
-                found.fence_ms,
-            ),
-            None => (None, HashMap::new(), lease_fence_from_now(config)),
-        };
         Ok(State {
             config,
             uuid7: generator(Form128::Uuid7, drift)?,
@@ -228,12 +202,7 @@ impl State {
             witness_file: parts.witness_file.map(|(file, _)| file),
             dateseq: DateseqStats::default(),
             id_buf: Vec::new(),
-            lease_seen,
-            lease_granted: Granted::default(),
-            lease_fence_ms,
-            lease_witness,
-            lease_fenced: 0,
-            lease_arrived: HashSet::new(),
+            leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
             primary_conflict: None,
             arrivals_witnessed: false,
         })
@@ -317,14 +286,38 @@ impl State {
     /// `crate::dateseq::fence`) and fences lease grants for a horizon.
     pub fn set_role(&mut self, replica: bool) {
         self.replica = replica;
-        // Another primary may have written every lease record meanwhile.
-        self.lease_granted.clear();
-        if !replica {
-            self.fence.new_term();
-            self.lease_fence_ms = lease_fence_from_now(self.config);
-            self.witness_lease_fence();
-            self.witness_what_was_replicated();
+        if replica {
+            // Another primary may write every lease record meanwhile.
+            self.leases.role_changed(None);
+            return;
         }
+        self.fence.new_term();
+        let fence_ms = lease_fence_from_now(self.config);
+        if let Some(file) = self.leases.role_changed(Some(fence_ms)) {
+            // The promotion's lease fence on disk before any command runs as primary: a
+            // restart within the horizon must keep it, though nothing was granted yet. The one
+            // wait on a disk in the main thread, once per promotion.
+            if let Err(why) = file.wait_here() {
+                crate::ffi::log(
+                    "warning",
+                    &format!(
+                        "idgen: {why}: a restart within idgen.workerid-horizon-ms of this \
+                         promotion may not keep its lease fence"
+                    ),
+                );
+            }
+        }
+        self.witness_what_was_replicated();
+    }
+
+    /// What this node remembers of its lease namespaces.
+    pub fn leases(&self) -> &Memory {
+        &self.leases
+    }
+
+    /// What this node remembers of its lease namespaces, to change through its methods.
+    pub fn leases_mut(&mut self) -> &mut Memory {
+        &mut self.leases
     }
 
     /// Waits for the DATESEQ witness file to hold what this node witnessed as a replica
@@ -340,25 +333,6 @@ impl State {
                 &format!(
                     "idgen: {why}: a crash soon after this promotion may hand out again values \
                      its primary handed out"
-                ),
-            );
-        }
-    }
-
-    /// Writes the promotion's lease fence to the witness file before any command runs as
-    /// primary: a restart within the horizon must keep it, though nothing was granted yet. The
-    /// one wait on a disk in the main thread, once per promotion.
-    fn witness_lease_fence(&self) {
-        let Some(file) = &self.lease_witness else {
-            return;
-        };
-        file.ask(Line::Fence(self.lease_fence_ms));
-        if let Err(why) = file.wait_here() {
-            crate::ffi::log(
-                "warning",
-                &format!(
-                    "idgen: {why}: a restart within idgen.workerid-horizon-ms of this promotion \
-                     may not keep its lease fence"
                 ),
             );
         }
@@ -488,7 +462,7 @@ mod tests {
     fn a_promotion_starts_a_new_term_and_fences_lease_grants() {
         let config: &'static Config = Box::leak(Box::new(Config::with_defaults()));
         let mut s = state(config);
-        let (term, fence) = (s.fence.term(), s.lease_fence_ms);
+        let (term, fence) = (s.fence.term(), s.leases.fence_ms());
         s.set_role(true);
         assert!(
             s.replica && s.fence.term() == term,
@@ -496,6 +470,6 @@ mod tests {
         );
         s.set_role(false);
         assert!(!s.replica && s.fence.term() == term + 1);
-        assert!(s.lease_fence_ms >= fence);
+        assert!(s.leases.fence_ms() >= fence);
     }
 }

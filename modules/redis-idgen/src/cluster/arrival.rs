@@ -27,7 +27,6 @@
 
 use crate::dateseq::ledger::Entry;
 use crate::leases::pool::{Pool, Seen};
-use crate::leases::witness_line::Line;
 use idgen_core::dateseq::{counter_label, most_in, parse_counter};
 use redis_module::key::RedisKey;
 use redis_module::{Context, KeyType, RedisString, ScanKeyCursor};
@@ -151,11 +150,7 @@ fn namespace(hash: RedisKey, ns: &[u8], s: &mut State) {
     if seen == Seen::default() {
         return;
     }
-    s.lease_granted.forget(ns);
-    crate::cmd::workerid::remember(&mut s.lease_seen, ns, seen);
-    s.lease_arrived.insert(ns.to_vec());
-    if let (Some(file), Some(seen)) = (&s.lease_witness, s.lease_seen.get(ns)) {
-        file.ask(Line::Namespace(ns.to_vec(), *seen));
+    if let Some(file) = s.leases_mut().arrived(ns, seen) {
         if let Err(why) = file.wait_here() {
             crate::ffi::log(
                 "warning",

@@ -14,10 +14,8 @@
 //! and token are on disk (`lease_witness.rs`): a restart then knows which namespaces hold
 //! everything their holders were told, and fences only the others.
 
-use std::collections::HashMap;
-
-use crate::leases::pool::{Grant, Lease, LeaseError, Pool, Seen, Terms};
-use crate::leases::witness_line::Line;
+use crate::leases::memory::Admitted;
+use crate::leases::pool::{Grant, Lease, LeaseError, Pool, Terms};
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
@@ -113,7 +111,7 @@ impl Ack {
 /// blocked meanwhile, or (inside MULTI or a script, where no client can be blocked) after
 /// waiting here. A holder never learns of a grant or renewal a restart could forget.
 fn acknowledge(ctx: &Ctx, ack: Ack, s: &State) -> Result<(), CommandError> {
-    let Some(file) = &s.lease_witness else {
+    let Some(file) = s.leases().witness() else {
         return ack.reply(ctx);
     };
     match Blocked::<Acked>::block(ctx) {
@@ -235,56 +233,36 @@ fn open(
     let now = SystemClock.now_ms();
     let terms = Terms {
         horizon_ms: s.config.int(|c| &c.workerid_horizon_ms),
-        fence_ms: s.lease_fence_ms,
+        fence_ms: s.leases().fence_ms(),
     };
-    let known = s.lease_seen.get(ns).copied();
-    // A namespace holding leases that neither the witness file nor this process saw before
-    // (restored from another server's data, or loaded when the file was new): its records may
-    // lack renewals that reached only a lost copy. Fenced at its first write; a read leaves it
-    // unknown until then. So is one that arrived from another node (`arrival.rs`).
-    let arrived = s.lease_arrived.contains(ns);
-    let unknown =
-        arrived || (known.is_none() && s.lease_witness.is_some() && pool.seen() != Seen::default());
-    if unknown && !writable {
-        return Ok((pool, terms, now));
-    }
-    let seen = known.unwrap_or_default();
-    let behind = pool.seen().max(seen) != pool.seen();
-    if behind {
-        // Every lease granted before is void: nothing left to witness.
-        s.lease_granted.forget(ns);
-    } else {
-        s.lease_granted.check(ns, &pool, now)?;
-    }
-    let reset = writable && pool.reset_if_behind(seen, now, &terms);
-    remember(&mut s.lease_seen, ns, pool.seen());
-    if arrived && writable {
-        s.lease_arrived.remove(ns);
-    }
-    if reset {
-        log(
-            "warning",
-            &format!(
-            "idgen: namespace {} went back (deleted, expired, evicted, flushed or restored from \
-             an older copy): its earlier leases are void and grants start above {}",
-            String::from_utf8_lossy(ns),
-            pool.grant_above_ms
-        ),
-        );
-        write(ctx, ns, &pool, u32::MAX, s)?;
-    } else if unknown {
-        pool.fence_unknown(now, &terms);
-        s.lease_fenced += 1;
-        log(
-            "warning",
-            &format!(
-                "idgen: namespace {} holds leases the lease witness file never saw (restored \
-                 from elsewhere, or loaded before the file existed): grants start above {}",
-                String::from_utf8_lossy(ns),
-                pool.grant_above_ms
-            ),
-        );
-        write(ctx, ns, &pool, u32::MAX, s)?;
+    match s.leases_mut().admit(ns, &mut pool, writable, now, &terms)? {
+        Admitted::AsItIs | Admitted::UnknownRead => {}
+        Admitted::Reset => {
+            log(
+                "warning",
+                &format!(
+                    "idgen: namespace {} went back (deleted, expired, evicted, flushed or \
+                     restored from an older copy): its earlier leases are void and grants \
+                     start above {}",
+                    String::from_utf8_lossy(ns),
+                    pool.grant_above_ms
+                ),
+            );
+            write(ctx, ns, &pool, u32::MAX, s)?;
+        }
+        Admitted::Fenced => {
+            log(
+                "warning",
+                &format!(
+                    "idgen: namespace {} holds leases the lease witness file never saw \
+                     (restored from elsewhere, or loaded before the file existed): grants \
+                     start above {}",
+                    String::from_utf8_lossy(ns),
+                    pool.grant_above_ms
+                ),
+            );
+            write(ctx, ns, &pool, u32::MAX, s)?;
+        }
     }
     Ok((pool, terms, now))
 }
@@ -349,68 +327,12 @@ fn write(
     result.map_err(failed)?;
     // What the hash now holds, whatever follows: else the next call would find its own record
     // "changed by hand".
-    remember(&mut s.lease_seen, ns, pool.seen());
-    if let (Some(file), Some(seen)) = (&s.lease_witness, s.lease_seen.get(ns)) {
-        file.ask(Line::Namespace(ns.to_vec(), *seen));
-    }
-    if let Some(lease) = pool.leases.get(&worker_id) {
-        s.lease_granted
-            .record(ns, worker_id, *lease, SystemClock.now_ms());
-    }
+    let lease = pool.leases.get(&worker_id).copied();
+    s.leases_mut()
+        .wrote(ns, pool, worker_id, lease, SystemClock.now_ms());
     // A namespace that expires would hand its worker IDs out again (PERSIST of a key without
     // an expiry changes nothing and is not propagated).
     let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
     result.map_err(failed)?;
     Ok(())
-}
-
-/// Keeps the highest `seen` of namespace `ns`. Only namespaces that exist are remembered: reads
-/// of made-up names must not grow the module's memory.
-pub(crate) fn remember(all: &mut HashMap<Vec<u8>, Seen>, ns: &[u8], seen: Seen) {
-    match all.get_mut(ns) {
-        Some(known) => *known = known.max(seen),
-        None if seen != Seen::default() => {
-            all.insert(ns.to_vec(), seen);
-        }
-        None => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_namespaces_that_exist_are_remembered() {
-        let mut all = HashMap::new();
-        remember(&mut all, b"made-up", Seen::default());
-        assert!(all.is_empty());
-        let seen = Seen {
-            version: 3,
-            token: 7_000,
-        };
-        remember(&mut all, b"fleet", seen);
-        assert_eq!(all.get(&b"fleet"[..]), Some(&seen));
-    }
-
-    #[test]
-    fn what_is_remembered_never_goes_down() {
-        let mut all = HashMap::new();
-        let high = Seen {
-            version: 9,
-            token: 9_000,
-        };
-        remember(&mut all, b"fleet", high);
-        // A restored copy read later: lower, so it is still found older next time.
-        remember(
-            &mut all,
-            b"fleet",
-            Seen {
-                version: 2,
-                token: 2_000,
-            },
-        );
-        remember(&mut all, b"fleet", Seen::default());
-        assert_eq!(all.get(&b"fleet"[..]), Some(&high));
-    }
 }

@@ -94,14 +94,15 @@ fn state(f: &mut Fields, s: &State) {
             f.field("worker_id_conflict", primary_conflict.unwrap_or_default());
         }
     }
+    let [issued, refused, gaps, skipped, lowered] = s.dateseq.counts();
     f.field("state_file_error", state_file_error.unwrap_or_default())
-        .field("dateseq_issued", s.dateseq.issued)
-        .field("dateseq_refused", s.dateseq.refused)
-        .field("dateseq_failover_gaps_taken", s.dateseq.gaps)
-        .field("dateseq_failover_values_skipped", s.dateseq.skipped)
+        .field("dateseq_issued", issued)
+        .field("dateseq_refused", refused)
+        .field("dateseq_failover_gaps_taken", gaps)
+        .field("dateseq_failover_values_skipped", skipped)
         .field("dateseq_witness_counters", s.witnesses.len() as u64)
         .field("dateseq_witness_bytes", s.witnesses.bytes() as u64)
-        .field("dateseq_witness_lowered", s.dateseq.lowered);
+        .field("dateseq_witness_lowered", lowered);
     let (writes, lines, waits) = s.witness_file.as_ref().map_or((0, 0, 0), |f| f.counts());
     let failure = s.witness_file.as_ref().and_then(|f| f.failure());
     f.field("dateseq_witness_file_writes", writes)

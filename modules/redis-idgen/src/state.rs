@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use crate::cluster::claims::Claim;
 use crate::dateseq::ledger::Ledger;
+use crate::dateseq::stats::Stats;
 use crate::dateseq::{Fence, Witnesses};
 use crate::leases::memory::Memory;
 use crate::leases::witness_line::Witnessed;
@@ -93,21 +94,6 @@ impl Module {
     }
 }
 
-/// DATESEQ.NEXT's counts since load.
-#[derive(Debug, Default)]
-pub struct DateseqStats {
-    /// Values issued.
-    pub issued: u64,
-    /// Calls refused.
-    pub refused: u64,
-    /// Failover gaps taken (one per counter per promotion).
-    pub gaps: u64,
-    /// Counters found below their witness (deleted, lowered, flushed, renamed, restored).
-    pub lowered: u64,
-    /// Values skipped by those gaps.
-    pub skipped: u64,
-}
-
 /// Everything the commands share and change.
 pub struct State {
     /// Every `idgen.*` value.
@@ -137,7 +123,7 @@ pub struct State {
     /// Where each counter is reserved on disk (`idgen.dateseq-witness-file`); `None` when off.
     pub witness_file: Option<WitnessFile>,
     /// DATESEQ.NEXT's counts.
-    pub dateseq: DateseqStats,
+    pub dateseq: Stats,
     /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
     pub id_buf: Vec<u64>,
     /// Sqids of the configured alphabet and minimum length (shared with replies that wait).
@@ -200,7 +186,7 @@ impl State {
             fence: Fence::new(),
             witnesses: witnesses(config, &parts.witness_file),
             witness_file: parts.witness_file.map(|(file, _)| file),
-            dateseq: DateseqStats::default(),
+            dateseq: Stats::default(),
             id_buf: Vec::new(),
             leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
             primary_conflict: None,

@@ -59,11 +59,11 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let (req, (first, last, wait)) = match result {
         Ok(ok) => ok,
         Err(e) => {
-            s.dateseq.refused += 1;
+            s.dateseq.refused();
             return Err(e);
         }
     };
-    s.dateseq.issued += req.count.unwrap_or(1);
+    s.dateseq.issued(req.count.unwrap_or(1));
     // Sealed values may be anywhere up to 2^63: a script gets them all as strings.
     let exact = if req.sealed {
         !ctx.called_by_script(&mut s.callers)
@@ -239,7 +239,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), Co
         });
     }
     if let Some(lowered) = lowered.filter(|&l| !s.witnesses.is_crash_floor(l)) {
-        s.dateseq.lowered += 1;
+        s.dateseq.found_lowered();
         crate::ffi::log(
             "warning",
             &format!(
@@ -255,8 +255,7 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), Co
     }
     if fenced {
         s.fence.pass(req.prefix, day.date);
-        s.dateseq.gaps += 1;
-        s.dateseq.skipped += gap;
+        s.dateseq.took_gap(gap);
     }
     Ok((first, last, reserve.wait))
 }

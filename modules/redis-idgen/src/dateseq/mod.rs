@@ -5,6 +5,7 @@
 
 pub mod fence;
 pub mod ledger;
+pub mod stats;
 pub mod witness;
 pub mod witness_file;
 

@@ -38,8 +38,9 @@ impl Fields {
 }
 
 fn state(f: &mut Fields, s: &State) {
-    let settings = s.ids.settings();
-    let stats = s.ids.stats();
+    let ids = s.snowflakes().generator();
+    let settings = ids.settings();
+    let stats = ids.stats();
     f.field("layout", settings.layout.to_string())
         .field("epoch_ms", settings.epoch_ms)
         .field("datacenter_id", settings.datacenter_id)
@@ -50,9 +51,9 @@ fn state(f: &mut Fields, s: &State) {
         .field("ids_refused", stats.refused)
         .field("clock_backwards_events", stats.clock_backwards)
         .field("ticks_borrowed", stats.ticks_borrowed)
-        .field("drift_borrowed_ms", s.ids.drift_ms())
+        .field("drift_borrowed_ms", ids.drift_ms())
         .field("drift_borrowed_max_ms", stats.max_drift_ms)
-        .field("last_tick_ms", s.ids.last_tick_unix_ms());
+        .field("last_tick_ms", ids.last_tick_unix_ms());
     for (name, ids) in [("uuid7", &s.uuid7), ("ulid", &s.ulid)] {
         let stats = ids.stats();
         f.field(&format!("{name}_issued"), stats.issued)
@@ -64,10 +65,11 @@ fn state(f: &mut Fields, s: &State) {
             .field(&format!("{name}_ms_borrowed"), stats.ms_borrowed);
     }
     let reserved_until = s
-        .reservation
-        .as_ref()
+        .snowflakes()
+        .reservation()
         .map_or(i64::MAX, |r| r.durable_until());
-    let state_file_error = s.reservation.as_ref().and_then(|r| r.failure());
+    let state_file_error = s.snowflakes().reservation().and_then(|r| r.failure());
+    let resumed = s.snowflakes().resumed();
     let (known, witnessed, fenced) = s.leases().counts();
     f.field("dateseq_timezone", s.days.calendar().name())
         .field("dateseq_promotions", s.fence.term())
@@ -76,9 +78,9 @@ fn state(f: &mut Fields, s: &State) {
         .field("workerid_leases_witnessed", witnessed)
         .field("workerid_namespaces_fenced", fenced)
         .field("reserved_until_ms", reserved_until)
-        .field("state_file_found", s.resumed.state_file)
-        .field("resumed_above_ms", s.resumed.above_ms)
-        .field("resumed_from", s.resumed.witness())
+        .field("state_file_found", resumed.state_file)
+        .field("resumed_above_ms", resumed.above_ms)
+        .field("resumed_from", resumed.witness())
         .field("maxmemory_policy", s.eviction.policy())
         .field("eviction_can_evict", s.eviction.at_risk())
         .field("eviction_refusals", s.eviction.refused);

@@ -123,7 +123,7 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
 
 /// A line for the log saying what the module runs with.
 pub fn summary(s: &State) -> String {
-    let settings = s.ids.settings();
+    let settings = s.snowflakes().generator().settings();
     format!(
         "idgen: layout {} epoch {} datacenter-id {} worker-id {}, dateseq zone {}, IDs reserved below {}",
         settings.layout,
@@ -131,8 +131,8 @@ pub fn summary(s: &State) -> String {
         settings.datacenter_id,
         settings.worker_id,
         s.days.calendar().name(),
-        s.reservation
-            .as_ref()
+        s.snowflakes()
+            .reservation()
             .map_or(i64::MAX, |r| r.durable_until()),
     )
 }

@@ -34,6 +34,7 @@ use crate::error::{CommandError, LoadError};
 use crate::eviction::Eviction;
 use crate::ffi::key::KeyNameCache;
 use crate::leases::witness_file::LeaseWitness;
+use crate::snowflake::issuer::Snowflakes;
 use crate::snowflake::reservation::Reservation;
 use crate::snowflake::resumed::Resumed;
 
@@ -98,14 +99,10 @@ impl Module {
 pub struct State {
     /// Every `idgen.*` value.
     pub config: &'static Config,
-    /// The Snowflake generator.
-    pub ids: Generator<SystemClock>,
+    /// SNOWFLAKE.NEXT's generator and reservation (reached through [`State::snowflakes`]).
+    snowflakes: Snowflakes,
     /// Which callers are connections that never run a script (asked once each).
     pub callers: Callers,
-    /// The restart reservation; `None` when `idgen.state-file` is empty.
-    pub reservation: Option<Reservation>,
-    /// Where Snowflake IDs started at load, and why.
-    pub resumed: Resumed,
     /// Whether this server replicates another one, followed through role-change events.
     pub replica: bool,
     /// The other nodes' worker-id claims, on a cluster node.
@@ -124,8 +121,6 @@ pub struct State {
     pub witness_file: Option<WitnessFile>,
     /// DATESEQ.NEXT's counts.
     pub dateseq: Stats,
-    /// Reused for SNOWFLAKE.NEXT COUNT, so it does not allocate.
-    pub id_buf: Vec<u64>,
     /// Sqids of the configured alphabet and minimum length (shared with replies that wait).
     pub sqids: Arc<SqidCodec>,
     /// The sealing key's permutation (`idgen.seal-key-file`), if one is set.
@@ -175,10 +170,8 @@ impl State {
             days: DayCache::new(config.calendar().map_err(LoadError::Setting)?),
             sqids: Arc::new(config.sqid_codec().map_err(LoadError::Setting)?),
             sealer: config.sealer().map_err(LoadError::Setting)?,
-            ids: parts.ids,
+            snowflakes: Snowflakes::new(parts.ids, parts.reservation, parts.resumed),
             callers: Callers::default(),
-            reservation: parts.reservation,
-            resumed: parts.resumed,
             replica: parts.replica,
             cluster: parts.cluster,
             eviction: parts.eviction,
@@ -187,7 +180,6 @@ impl State {
             witnesses: witnesses(config, &parts.witness_file),
             witness_file: parts.witness_file.map(|(file, _)| file),
             dateseq: Stats::default(),
-            id_buf: Vec::new(),
             leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
             primary_conflict: None,
             arrivals_witnessed: false,
@@ -238,11 +230,14 @@ impl State {
             Effect::None => {}
             Effect::MaxDrift => {
                 let ms = config.int(|c| &c.max_drift_ms) as u64;
-                self.ids.set_max_drift_ms(ms);
+                self.snowflakes.set_max_drift_ms(ms);
                 self.uuid7.set_max_drift_ms(ms);
                 self.ulid.set_max_drift_ms(ms);
             }
-            Effect::RandomStart => self.ids.set_random_start(config.flag(|c| &c.random_start)),
+            Effect::RandomStart => {
+                let on = config.flag(|c| &c.random_start);
+                self.snowflakes.set_random_start(on);
+            }
             Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
             Effect::Sqids => self.sqids = Arc::new(config.sqid_codec()?),
             Effect::WitnessMax => self.witnesses.set_max(witness_max(config)),
@@ -296,6 +291,17 @@ impl State {
         self.witness_what_was_replicated();
     }
 
+    /// SNOWFLAKE.NEXT's state, to read.
+    pub fn snowflakes(&self) -> &Snowflakes {
+        &self.snowflakes
+    }
+
+    /// SNOWFLAKE.NEXT's state beside the reply forms' codecs: what one call needs at once.
+    #[inline(always)]
+    pub fn snowflakes_and_forms(&mut self) -> (&mut Snowflakes, &Arc<SqidCodec>, Option<&Sealer>) {
+        (&mut self.snowflakes, &self.sqids, self.sealer.as_ref())
+    }
+
     /// What this node remembers of its lease namespaces.
     pub fn leases(&self) -> &Memory {
         &self.leases
@@ -334,7 +340,7 @@ impl State {
 
     /// The datacenter and worker this node puts into its IDs, as it announces them.
     pub fn claim(&self) -> Claim {
-        let settings = self.ids.settings();
+        let settings = self.snowflakes.generator().settings();
         Claim {
             datacenter: settings.datacenter_id,
             worker: settings.worker_id,

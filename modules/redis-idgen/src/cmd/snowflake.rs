@@ -1,6 +1,6 @@
 //! `SNOWFLAKE.NEXT` and `SNOWFLAKE.DECODE`.
 
-use idgen_core::{Clock, GenerateError, SystemClock};
+use idgen_core::{Clock, SystemClock};
 use jiff::Timestamp;
 
 use crate::args::{time_and_end, Args, MAX_COUNT};
@@ -8,7 +8,7 @@ use crate::cmd::form::Form;
 use crate::cmd::seal;
 use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
-use crate::snowflake::reservation::Reservation;
+use crate::snowflake::issuer::Issued;
 use crate::state::State;
 
 /// What a `SNOWFLAKE.NEXT` call asked for.
@@ -79,64 +79,24 @@ fn issue(ctx: &Ctx, s: &mut State, req: Request) -> Result<(), CommandError> {
         Form::Integer if ctx.called_by_script(&mut s.callers) => Form::Decimal,
         form => form,
     };
-    let State {
-        ids,
-        reservation,
-        id_buf,
-        sqids,
-        sealer,
-        ..
-    } = s;
+    let (snowflakes, sqids, sealer) = s.snowflakes_and_forms();
     // Checked by Request::parse: a sealer is set when SEALED is given.
-    let sealer = sealer.as_ref().filter(|_| req.sealed);
-    if let Some(reservation) = reservation {
-        if let Some(why) = reservation.refusal() {
-            return Err(CommandError::StateFile(why));
-        }
-        ids.set_ceiling(reservation.durable_until());
-    }
-    // Generated, the reservation told how far IDs went (a refusal at its end wakes its
-    // thread), then the reply.
-    let generated = match req.count {
-        None => ids.next_id().map(Some),
-        Some(n) => {
-            id_buf.clear();
-            ids.next_ids(n, id_buf).map(|()| None)
-        }
-    };
-    // The reservation's thread reads the clock itself: it needs telling only where the IDs
-    // left the clock.
-    if let Some(reservation) = reservation {
-        if generated.is_err() || !ids.on_the_clock() {
-            reservation.note_issued(ids.last_tick_unix_ms());
-        }
-    }
-    match generated {
+    let sealer = sealer.filter(|_| req.sealed);
+    match snowflakes.issue(req.count)? {
         // The plain integer reply on its own arm: Form::reply is not inlined.
-        Ok(Some(id)) => match (sealer, form) {
+        Issued::One(id) => match (sealer, form) {
             (None, Form::Integer) => ctx.reply_i64(id as i64),
             (None, form) => form.reply(ctx, id, sqids),
             (Some(sealer), form) => form.reply(ctx, sealer.seal(id)?, sqids),
         },
-        Ok(None) => {
+        Issued::Many(ids) => {
             if let Some(sealer) = sealer {
-                for id in id_buf.iter_mut() {
+                for id in ids.iter_mut() {
                     *id = sealer.seal(*id)?;
                 }
             }
-            form.reply_all(ctx, id_buf, sqids)
+            form.reply_all(ctx, ids, sqids)
         }
-        Err(e) => Err(refusal(e, reservation.as_ref())),
-    }
-}
-
-/// A `COUNT n` value in `1..=max`.
-/// The generator's refusal, told as what really happened: a reservation that ran out because
-/// its file cannot be written is a disk problem, not a burst.
-fn refusal(e: GenerateError, reservation: Option<&Reservation>) -> CommandError {
-    match (&e, reservation.and_then(Reservation::failure)) {
-        (GenerateError::NotReserved { .. }, Some(why)) => CommandError::StateFile(why),
-        _ => CommandError::Generate(e),
     }
 }
 
@@ -147,7 +107,8 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
         return Err(CommandError::WrongArity);
     }
     let id = CommandError::check_range("id", args.next_i64()?, 0, i64::MAX)?;
-    let (d, epoch_ms) = (s.ids.decode(id as u64), s.ids.settings().epoch_ms);
+    let ids = s.snowflakes().generator();
+    let (d, epoch_ms) = (ids.decode(id as u64), ids.settings().epoch_ms);
     let iso = Timestamp::from_millisecond(d.unix_ms)
         .map(|t| format!("{t:.3}"))
         .unwrap_or_default();
@@ -171,7 +132,7 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
 /// script calls.
 pub fn fromtime(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     let (unix_ms, end) = time_and_end(&mut args)?;
-    let settings = s.ids.settings();
+    let settings = s.snowflakes().generator().settings();
     let id = idgen_core::snowflake_at(&settings.layout, settings.epoch_ms, unix_ms, end)?;
     Form::Integer
         .exact_or_decimal(id < 1 << 53 || !ctx.called_by_script(&mut s.callers))

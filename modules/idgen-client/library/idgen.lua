@@ -479,19 +479,22 @@ local function dateseq_next(keys, args)
     end
     return fail(spent)
   end
+  -- Written in one HSET: this period's counter, the mark, and after a takeover the key's other
+  -- periods past the gap too (the old process may have given values of each of them past its
+  -- last write that reached this copy).
+  local write = { key, field, decimal(last), 'owner', mark }
   if gap ~= '' then
-    -- The key's other periods too: the old process may have given values of each of them
-    -- past its last write that reached this copy.
     local all = redis.call('HGETALL', key)
     for i = 1, #all, 2 do
       local name, count = all[i], all[i + 1]
       if name ~= field and string.match(name, '^%a+:%d+$') and not not_a_count(key, name, count)
       then
-        redis.call('HSET', key, name, decimal(tonumber(count) + FAILOVER_GAP))
+        table.insert(write, name)
+        table.insert(write, decimal(tonumber(count) + FAILOVER_GAP))
       end
     end
   end
-  redis.call('HSET', key, field, decimal(last), 'owner', mark)
+  redis.call('HSET', unpack(write))
   if not mine then
     mine = {}
     given[key] = mine

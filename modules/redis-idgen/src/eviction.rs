@@ -28,7 +28,7 @@ pub struct Eviction {
     /// Whether it evicts keys without one (`allkeys-*`).
     evicts_all: bool,
     /// Calls refused because of it, since load.
-    pub refused: u64,
+    refused: u64,
 }
 
 /// The policy as Redis reports it now; empty if it cannot be read.
@@ -78,6 +78,11 @@ impl Eviction {
             (true, false) => "dateseq",
             _ => "none",
         }
+    }
+
+    /// Calls refused because of the policy, since load.
+    pub fn refusals(&self) -> u64 {
+        self.refused
     }
 
     /// Refuses a command whose keys the policy can evict, unless the operator `accepted` it.

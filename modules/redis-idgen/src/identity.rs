@@ -41,7 +41,7 @@ pub fn claim(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErro
              restarted with a pair of its own"
         )
     });
-    if verdict != s.primary_conflict {
+    if verdict.as_deref() != s.primary_conflict() {
         match &verdict {
             Some(why) => crate::ffi::log("warning", &format!("idgen: {why}")),
             None => crate::ffi::log(
@@ -49,7 +49,7 @@ pub fn claim(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErro
                 "idgen: this node's primary issues IDs under another worker-id pair",
             ),
         }
-        s.primary_conflict = verdict;
+        s.set_primary_conflict(verdict);
     }
     ctx.reply_ok()
 }

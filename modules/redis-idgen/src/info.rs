@@ -2,6 +2,7 @@
 //! field with `idgen_`.
 
 use idgen_core::sqid::DEFAULT_ALPHABET;
+use idgen_core::Form128;
 use redis_module::{InfoContext, InfoContextBuilderFieldTopLevelValue as Value, RedisResult};
 
 use crate::config::Config;
@@ -54,8 +55,8 @@ fn state(f: &mut Fields, s: &State) {
         .field("drift_borrowed_ms", ids.drift_ms())
         .field("drift_borrowed_max_ms", stats.max_drift_ms)
         .field("last_tick_ms", ids.last_tick_unix_ms());
-    for (name, ids) in [("uuid7", &s.uuid7), ("ulid", &s.ulid)] {
-        let stats = ids.stats();
+    for (name, form) in [("uuid7", Form128::Uuid7), ("ulid", Form128::Ulid)] {
+        let stats = s.ids128().generator(form).stats();
         f.field(&format!("{name}_issued"), stats.issued)
             .field(&format!("{name}_refused"), stats.refused)
             .field(
@@ -71,8 +72,8 @@ fn state(f: &mut Fields, s: &State) {
     let state_file_error = s.snowflakes().reservation().and_then(|r| r.failure());
     let resumed = s.snowflakes().resumed();
     let (known, witnessed, fenced) = s.leases().counts();
-    f.field("dateseq_timezone", s.days.calendar().name())
-        .field("dateseq_promotions", s.fence.term())
+    f.field("dateseq_timezone", s.dateseq().calendar().name())
+        .field("dateseq_promotions", s.dateseq().term())
         .field("workerid_fence_ms", s.leases().fence_ms())
         .field("workerid_namespaces_known", known)
         .field("workerid_leases_witnessed", witnessed)
@@ -81,12 +82,12 @@ fn state(f: &mut Fields, s: &State) {
         .field("state_file_found", resumed.state_file)
         .field("resumed_above_ms", resumed.above_ms)
         .field("resumed_from", resumed.witness())
-        .field("maxmemory_policy", s.eviction.policy())
-        .field("eviction_can_evict", s.eviction.at_risk())
-        .field("eviction_refusals", s.eviction.refused);
-    f.field("arrivals_witnessed", u64::from(s.arrivals_witnessed));
-    let primary_conflict = s.primary_conflict.as_deref();
-    match &s.cluster {
+        .field("maxmemory_policy", s.eviction().policy())
+        .field("eviction_can_evict", s.eviction().at_risk())
+        .field("eviction_refusals", s.eviction().refusals());
+    f.field("arrivals_witnessed", u64::from(s.arrivals_witnessed()));
+    let primary_conflict = s.primary_conflict();
+    match s.cluster() {
         Some(watch) => {
             let (conflict, heard) = watch.status();
             f.field("worker_id_conflict", primary_conflict.unwrap_or(conflict))
@@ -96,17 +97,18 @@ fn state(f: &mut Fields, s: &State) {
             f.field("worker_id_conflict", primary_conflict.unwrap_or_default());
         }
     }
-    let [issued, refused, gaps, skipped, lowered] = s.dateseq.counts();
+    let dateseq = s.dateseq();
+    let [issued, refused, gaps, skipped, lowered] = dateseq.stats().counts();
     f.field("state_file_error", state_file_error.unwrap_or_default())
         .field("dateseq_issued", issued)
         .field("dateseq_refused", refused)
         .field("dateseq_failover_gaps_taken", gaps)
         .field("dateseq_failover_values_skipped", skipped)
-        .field("dateseq_witness_counters", s.witnesses.len() as u64)
-        .field("dateseq_witness_bytes", s.witnesses.bytes() as u64)
+        .field("dateseq_witness_counters", dateseq.witnesses().len() as u64)
+        .field("dateseq_witness_bytes", dateseq.witnesses().bytes() as u64)
         .field("dateseq_witness_lowered", lowered);
-    let (writes, lines, waits) = s.witness_file.as_ref().map_or((0, 0, 0), |f| f.counts());
-    let failure = s.witness_file.as_ref().and_then(|f| f.failure());
+    let (writes, lines, waits) = dateseq.file().map_or((0, 0, 0), |f| f.counts());
+    let failure = dateseq.file().and_then(|f| f.failure());
     f.field("dateseq_witness_file_writes", writes)
         .field("dateseq_witness_file_lines", lines)
         .field("dateseq_witness_file_waits", waits)
@@ -118,7 +120,7 @@ fn state(f: &mut Fields, s: &State) {
         .field("workerid_witness_file_waits", waits)
         .field("workerid_witness_file_error", failure.unwrap_or_default())
         // The key's check value, never the key: which key seals, to compare servers by.
-        .field("seal_key_id", s.sealer.as_ref().map_or("", |k| k.key_id()));
+        .field("seal_key_id", s.sealer().map_or("", |k| k.key_id()));
 }
 
 fn config(f: &mut Fields, c: &Config) {

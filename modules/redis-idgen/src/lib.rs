@@ -50,6 +50,7 @@ mod eviction;
 mod ffi;
 mod files;
 mod identity;
+mod ids128;
 mod info;
 mod leases;
 mod load;
@@ -154,7 +155,7 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     // Redis unloads the module's code.
     let mut state = load::start(ctx, args, setting_changed)?;
     let summary = load::summary(&state);
-    let cluster = state.cluster.is_some();
+    let cluster = state.cluster().is_some();
     // Registered before the module is installed, so that a refusal still drops the state.
     // Redis calls none of them before OnLoad returns.
     ffi::module::register_commands(ctx.ctx, COMMANDS).map_err(LoadError::Redis)?;
@@ -163,9 +164,9 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
             .map_err(LoadError::Redis)?;
     }
     ffi::blocked::on_shutdown(ctx.ctx, shutting_down).map_err(LoadError::Redis)?;
-    state.arrivals_witnessed = hear_arrivals(ctx)?;
+    state.set_arrivals_witnessed(hear_arrivals(ctx)?);
     ffi::replicas::on_change(ctx, replica_changed).map_err(LoadError::Redis)?;
-    let replica = state.replica;
+    let replica = state.replica();
     if MODULE.set(Module::new(state)).is_err() {
         return Err(LoadError::AlreadyLoaded);
     }
@@ -191,7 +192,7 @@ extern "C" fn shutting_down(
         .get()
         .and_then(|m| entered(m, "the shutdown's witness write"))
     {
-        state.close_witness_file();
+        state.dateseq_mut().close_file();
     }
 }
 
@@ -231,7 +232,7 @@ extern "C" fn replica_changed(
                 return;
             };
             // A replica's own writes never reach its replicas: its primary's claim does.
-            if !state.replica {
+            if !state.replica() {
                 let me = state.claim();
                 ffi::replicas::send_claim(ctx, me.datacenter, me.worker);
             }
@@ -333,7 +334,7 @@ impl ffi::cluster::Receiver for ClaimReceiver {
             return;
         };
         let now = SystemClock.now_ms();
-        let Some(watch) = &mut state.cluster else {
+        let Some(watch) = state.cluster_mut() else {
             return;
         };
         if let Some(warning) = watch.hear(sender, payload, now) {
@@ -378,7 +379,7 @@ fn entered<'m>(module: &'m Module, what: &str) -> Option<try_lock::Locked<'m, St
 /// Compares this node's claim with those heard, and logs when a conflict starts or ends.
 fn judge(state: &mut State, now_ms: i64) {
     let me = state.claim();
-    if let Some((level, line)) = state.cluster.as_mut().and_then(|w| w.judge(me, now_ms)) {
+    if let Some((level, line)) = state.cluster_mut().and_then(|w| w.judge(me, now_ms)) {
         ffi::log(level, &line);
     }
 }

@@ -130,7 +130,7 @@ pub fn summary(s: &State) -> String {
         settings.epoch_ms,
         settings.datacenter_id,
         settings.worker_id,
-        s.days.calendar().name(),
+        s.dateseq().calendar().name(),
         s.snowflakes()
             .reservation()
             .map_or(i64::MAX, |r| r.durable_until()),

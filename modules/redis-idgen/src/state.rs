@@ -13,27 +13,24 @@
 
 use std::sync::Arc;
 
-use crate::cluster::claims::Claim;
-use crate::dateseq::ledger::Ledger;
-use crate::dateseq::stats::Stats;
-use crate::dateseq::{Fence, Witnesses};
-use crate::leases::memory::Memory;
-use crate::leases::witness_line::Witnessed;
-use idgen_core::dateseq::DayCache;
-use idgen_core::{Clock, Form128, Generator, Generator128, Sealer, SqidCodec, SystemClock};
-use rand::rngs::StdRng;
-use rand::SeedableRng;
+use idgen_core::{Clock, Generator, Sealer, SqidCodec, SystemClock};
 use try_lock::{Locked, TryLock};
 
 use crate::callers::Callers;
+use crate::cluster::claims::Claim;
 use crate::cluster::Watch;
 use crate::config::{Config, Effect};
+use crate::dateseq::ledger::Ledger;
 use crate::dateseq::witness_file::WitnessFile;
+use crate::dateseq::Counters;
 use crate::deferred::{Deferred, Event};
 use crate::error::{CommandError, LoadError};
-use crate::eviction::Eviction;
-use crate::ffi::key::KeyNameCache;
+use crate::eviction::{Eviction, Keys};
+use crate::ffi::ctx::Ctx;
+use crate::ids128::Ids128;
+use crate::leases::memory::Memory;
 use crate::leases::witness_file::LeaseWitness;
+use crate::leases::witness_line::Witnessed;
 use crate::snowflake::issuer::Snowflakes;
 use crate::snowflake::reservation::Reservation;
 use crate::snowflake::resumed::Resumed;
@@ -95,50 +92,37 @@ impl Module {
     }
 }
 
-/// Everything the commands share and change.
+/// Everything the commands share and change, each part owned by its feature and reached
+/// through the methods below.
 pub struct State {
     /// Every `idgen.*` value.
-    pub config: &'static Config,
-    /// SNOWFLAKE.NEXT's generator and reservation (reached through [`State::snowflakes`]).
+    config: &'static Config,
+    /// SNOWFLAKE.NEXT's generator and reservation.
     snowflakes: Snowflakes,
-    /// Which callers are connections that never run a script (asked once each).
-    pub callers: Callers,
-    /// Whether this server replicates another one, followed through role-change events.
-    pub replica: bool,
-    /// The other nodes' worker-id claims, on a cluster node.
-    pub cluster: Option<Watch>,
-    /// Whether `maxmemory-policy` can evict the module's keys.
-    pub eviction: Eviction,
-    /// Today's date in the configured zone.
-    pub days: DayCache,
-    /// The counter key name last used.
-    pub key_names: KeyNameCache,
-    /// Which counters still skip the failover gap in this term (since the last promotion).
-    pub fence: Fence,
-    /// How far each counter went in its period: a counter found below it continues above it.
-    pub witnesses: Witnesses,
-    /// Where each counter is reserved on disk (`idgen.dateseq-witness-file`); `None` when off.
-    pub witness_file: Option<WitnessFile>,
-    /// DATESEQ.NEXT's counts.
-    pub dateseq: Stats,
-    /// Sqids of the configured alphabet and minimum length (shared with replies that wait).
-    pub sqids: Arc<SqidCodec>,
-    /// The sealing key's permutation (`idgen.seal-key-file`), if one is set.
-    pub sealer: Option<Sealer>,
-    /// UUID7.NEXT's generator.
-    pub uuid7: Generator128<SystemClock, StdRng>,
-    /// ULID.NEXT's generator.
-    pub ulid: Generator128<SystemClock, StdRng>,
-    /// Reused for UUID7.NEXT and ULID.NEXT COUNT.
-    pub id128_buf: Vec<u128>,
-    /// What this node remembers of its lease namespaces (reached through [`State::leases`]).
+    /// DATESEQ's counters: their witnesses, the witness file, which skip the failover gap.
+    dateseq: Counters,
+    /// What this node remembers of its lease namespaces.
     leases: Memory,
+    /// UUID7.NEXT's and ULID.NEXT's generators.
+    ids128: Ids128,
+    /// Sqids of the configured alphabet and minimum length (shared with replies that wait).
+    sqids: Arc<SqidCodec>,
+    /// The sealing key's permutation (`idgen.seal-key-file`), if one is set.
+    sealer: Option<Sealer>,
+    /// Which callers are connections that never run a script (asked once each).
+    callers: Callers,
+    /// Whether this server replicates another one, followed through role-change events.
+    replica: bool,
+    /// The other nodes' worker-id claims, on a cluster node.
+    cluster: Option<Watch>,
     /// Why SNOWFLAKE.NEXT is refused: this node's primary claimed its worker-id pair
     /// (`identity.rs`).
-    pub primary_conflict: Option<String>,
+    primary_conflict: Option<String>,
+    /// Whether `maxmemory-policy` can evict the module's keys.
+    eviction: Eviction,
     /// Whether state moved here by MIGRATE, RESTORE or COPY is witnessed as it arrives
     /// (`arrival.rs`; not where hearing it would disturb other clients).
-    pub arrivals_witnessed: bool,
+    arrivals_witnessed: bool,
 }
 
 /// What the state is made from at load, besides the configuration.
@@ -162,62 +146,22 @@ impl State {
     /// A configured value the parts below refuse, or no random seed for the 128-bit generators.
     pub fn new(config: &'static Config, parts: Parts) -> Result<State, LoadError> {
         let drift = parts.ids.settings().max_drift_ms;
+        let calendar = config.calendar().map_err(LoadError::Setting)?;
         Ok(State {
             config,
-            uuid7: generator(Form128::Uuid7, drift)?,
-            ulid: generator(Form128::Ulid, drift)?,
-            id128_buf: Vec::new(),
-            days: DayCache::new(config.calendar().map_err(LoadError::Setting)?),
+            ids128: Ids128::new(drift)?,
             sqids: Arc::new(config.sqid_codec().map_err(LoadError::Setting)?),
             sealer: config.sealer().map_err(LoadError::Setting)?,
             snowflakes: Snowflakes::new(parts.ids, parts.reservation, parts.resumed),
+            dateseq: Counters::new(calendar, witness_max(config), parts.witness_file),
+            leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
             callers: Callers::default(),
             replica: parts.replica,
             cluster: parts.cluster,
-            eviction: parts.eviction,
-            key_names: KeyNameCache::default(),
-            fence: Fence::new(),
-            witnesses: witnesses(config, &parts.witness_file),
-            witness_file: parts.witness_file.map(|(file, _)| file),
-            dateseq: Stats::default(),
-            leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
             primary_conflict: None,
+            eviction: parts.eviction,
             arrivals_witnessed: false,
         })
-    }
-
-    /// Takes in the outcomes of the witness file's writes since the last call.
-    #[cold]
-    pub fn take_confirmations(&mut self) {
-        let Some(file) = &self.witness_file else {
-            return;
-        };
-        for (name, reserved, written) in file.confirmations() {
-            self.witnesses.confirm(name, reserved, written);
-        }
-    }
-
-    /// At a clean shutdown: rewrites the DATESEQ witness file with what each counter actually
-    /// handed out, so the next start skips nothing.
-    pub fn close_witness_file(&mut self) {
-        let witnesses = &self.witnesses;
-        let Some(file) = &mut self.witness_file else {
-            return;
-        };
-        let handed_out = |key: &[u8]| witnesses.mark(witnesses.name(key)).map(|m| m.highest);
-        match file.close_exact(handed_out) {
-            Ok(()) => crate::ffi::log(
-                "notice",
-                &format!(
-                    "idgen: DATESEQ witness file {} holds what each counter handed out",
-                    file.path().display()
-                ),
-            ),
-            Err(why) => crate::ffi::log(
-                "warning",
-                &format!("idgen: {why}: the next start skips what was reserved and not used"),
-            ),
-        }
     }
 
     /// Makes a live setting's new value take effect.
@@ -231,16 +175,15 @@ impl State {
             Effect::MaxDrift => {
                 let ms = config.int(|c| &c.max_drift_ms) as u64;
                 self.snowflakes.set_max_drift_ms(ms);
-                self.uuid7.set_max_drift_ms(ms);
-                self.ulid.set_max_drift_ms(ms);
+                self.ids128.set_max_drift_ms(ms);
             }
             Effect::RandomStart => {
                 let on = config.flag(|c| &c.random_start);
                 self.snowflakes.set_random_start(on);
             }
-            Effect::TimeZone => self.days = DayCache::new(config.calendar()?),
+            Effect::TimeZone => self.dateseq.set_calendar(config.calendar()?),
             Effect::Sqids => self.sqids = Arc::new(config.sqid_codec()?),
-            Effect::WitnessMax => self.witnesses.set_max(witness_max(config)),
+            Effect::WitnessMax => self.dateseq.set_witness_max(witness_max(config)),
             Effect::SealKey => {
                 // The file was checked by CONFIG SET and is read again here: should it have
                 // changed in between, refuse sealing rather than go on with the old key.
@@ -272,7 +215,6 @@ impl State {
             self.leases.role_changed(None);
             return;
         }
-        self.fence.new_term();
         let fence_ms = lease_fence_from_now(self.config);
         if let Some(file) = self.leases.role_changed(Some(fence_ms)) {
             // The promotion's lease fence on disk before any command runs as primary: a
@@ -288,7 +230,12 @@ impl State {
                 );
             }
         }
-        self.witness_what_was_replicated();
+        self.dateseq.promoted();
+    }
+
+    /// Every `idgen.*` value.
+    pub fn config(&self) -> &'static Config {
+        self.config
     }
 
     /// SNOWFLAKE.NEXT's state, to read.
@@ -302,6 +249,40 @@ impl State {
         (&mut self.snowflakes, &self.sqids, self.sealer.as_ref())
     }
 
+    /// Refuses SNOWFLAKE.NEXT where this node must not issue: on a replica, or while its
+    /// worker-id pair is claimed by its primary or another cluster node.
+    ///
+    /// # Errors
+    /// [`CommandError::Replica`] or [`CommandError::WorkerClaim`].
+    #[inline(always)]
+    pub fn may_issue_snowflakes(&self) -> Result<(), CommandError> {
+        if self.replica {
+            return Err(CommandError::Replica);
+        }
+        if let Some(why) = &self.primary_conflict {
+            return Err(CommandError::WorkerClaim(why.clone()));
+        }
+        if let Some(why) = self
+            .cluster
+            .as_ref()
+            .and_then(|w| w.refusal(SystemClock.now_ms()))
+        {
+            return Err(CommandError::WorkerClaim(why));
+        }
+        Ok(())
+    }
+
+    /// DATESEQ's counters, to read.
+    pub fn dateseq(&self) -> &Counters {
+        &self.dateseq
+    }
+
+    /// DATESEQ's counters, to move on through their methods.
+    #[inline(always)]
+    pub fn dateseq_mut(&mut self) -> &mut Counters {
+        &mut self.dateseq
+    }
+
     /// What this node remembers of its lease namespaces.
     pub fn leases(&self) -> &Memory {
         &self.leases
@@ -312,22 +293,76 @@ impl State {
         &mut self.leases
     }
 
-    /// Waits for the DATESEQ witness file to hold what this node witnessed as a replica
-    /// (`arrival.rs`), before it issues as a primary: a crash right after the promotion must
-    /// find it. Once per promotion, like the lease fence's write.
-    fn witness_what_was_replicated(&self) {
-        let Some(file) = &self.witness_file else {
-            return;
-        };
-        if let Err(why) = file.wait_here() {
-            crate::ffi::log(
-                "warning",
-                &format!(
-                    "idgen: {why}: a crash soon after this promotion may hand out again values \
-                     its primary handed out"
-                ),
-            );
-        }
+    /// UUID7.NEXT's and ULID.NEXT's generators, to read.
+    pub fn ids128(&self) -> &Ids128 {
+        &self.ids128
+    }
+
+    /// The 128-bit generators beside the sealer: what one call needs at once.
+    pub fn ids128_and_sealer(&mut self) -> (&mut Ids128, Option<&Sealer>) {
+        (&mut self.ids128, self.sealer.as_ref())
+    }
+
+    /// Sqids of the configured alphabet and minimum length.
+    pub fn sqids(&self) -> &Arc<SqidCodec> {
+        &self.sqids
+    }
+
+    /// Whether the command `ctx` runs was called from a script (asked of Redis once per
+    /// connection that never runs one).
+    #[inline]
+    pub fn called_by_script(&mut self, ctx: &Ctx) -> bool {
+        ctx.called_by_script(&mut self.callers)
+    }
+
+    /// Whether this server replicates another one.
+    pub fn replica(&self) -> bool {
+        self.replica
+    }
+
+    /// The other nodes' worker-id claims, on a cluster node.
+    pub fn cluster(&self) -> Option<&Watch> {
+        self.cluster.as_ref()
+    }
+
+    /// The other nodes' worker-id claims, to hear and judge through the watch's methods.
+    pub fn cluster_mut(&mut self) -> Option<&mut Watch> {
+        self.cluster.as_mut()
+    }
+
+    /// Why this node's primary's claim refuses SNOWFLAKE.NEXT here, if it does.
+    pub fn primary_conflict(&self) -> Option<&str> {
+        self.primary_conflict.as_deref()
+    }
+
+    /// The primary's claim was heard: `verdict` is why it refuses SNOWFLAKE.NEXT here, if it
+    /// does (`identity.rs`).
+    pub fn set_primary_conflict(&mut self, verdict: Option<String>) {
+        self.primary_conflict = verdict;
+    }
+
+    /// The `maxmemory-policy` in force, to read.
+    pub fn eviction(&self) -> &Eviction {
+        &self.eviction
+    }
+
+    /// Refuses a command whose `keys` the policy in force can evict, unless `accepted`.
+    ///
+    /// # Errors
+    /// An `ERR` naming the policy, what it can do, and the two fixes.
+    #[inline]
+    pub fn check_eviction(&mut self, keys: Keys, accepted: bool) -> Result<(), CommandError> {
+        self.eviction.check(keys, accepted)
+    }
+
+    /// Whether state moved here is witnessed as it arrives.
+    pub fn arrivals_witnessed(&self) -> bool {
+        self.arrivals_witnessed
+    }
+
+    /// Whether the keyspace events that bring state here are heard, decided at load.
+    pub fn set_arrivals_witnessed(&mut self, heard: bool) {
+        self.arrivals_witnessed = heard;
     }
 
     /// The sealer, or the error that says how to set one.
@@ -359,33 +394,9 @@ fn lease_fence_from_now(config: &Config) -> i64 {
         .saturating_add(config.int(|c| &c.workerid_horizon_ms))
 }
 
-/// The DATESEQ witnesses at load: every counter of a live period the witness file reserved
-/// carries on above its reservation, and after a crash every counter of a period under way
-/// above what new counters could take unnamed.
-fn witnesses(config: &Config, file: &Option<(WitnessFile, Ledger)>) -> Witnesses {
-    let mut witnesses = Witnesses::new(witness_max(config), file.is_some());
-    if let Some((_, ledger)) = file {
-        witnesses.after_crashes(&ledger.crashed);
-    }
-    for entry in file.iter().flat_map(|(_, ledger)| &ledger.entries) {
-        let name = witnesses.name(&entry.name);
-        witnesses.seed(name, entry.ends_ms, entry.reserved);
-    }
-    witnesses
-}
-
 /// `idgen.dateseq-witness-max` as a count.
 fn witness_max(config: &Config) -> usize {
     config.int(|c| &c.dateseq_witness_max) as usize
-}
-
-/// A generator of `form` over the system clock and a ChaCha generator seeded from the OS.
-fn generator(
-    form: Form128,
-    max_drift_ms: u64,
-) -> Result<Generator128<SystemClock, StdRng>, LoadError> {
-    let rng = StdRng::try_from_os_rng().map_err(|e| LoadError::Seed(e.to_string()))?;
-    Ok(Generator128::new(form, SystemClock, rng, max_drift_ms))
 }
 
 #[cfg(test)]
@@ -454,14 +465,14 @@ mod tests {
     fn a_promotion_starts_a_new_term_and_fences_lease_grants() {
         let config: &'static Config = Box::leak(Box::new(Config::with_defaults()));
         let mut s = state(config);
-        let (term, fence) = (s.fence.term(), s.leases.fence_ms());
+        let (term, fence) = (s.dateseq.term(), s.leases.fence_ms());
         s.set_role(true);
         assert!(
-            s.replica && s.fence.term() == term,
+            s.replica && s.dateseq.term() == term,
             "becoming a replica changes no term"
         );
         s.set_role(false);
-        assert!(!s.replica && s.fence.term() == term + 1);
+        assert!(!s.replica && s.dateseq.term() == term + 1);
         assert!(s.leases.fence_ms() >= fence);
     }
 }

@@ -25,13 +25,11 @@
 //! `MOVE` or `COPY ... DB n` to another database (valkey-io/valkey#4024). Moved state is not
 //! witnessed on arrival there; a replica's is.
 
-use crate::dateseq::ledger::Entry;
 use crate::leases::pool::{Pool, Seen};
-use idgen_core::dateseq::{counter_label, most_in, parse_counter};
+use idgen_core::dateseq::{counter_label, parse_counter};
 use redis_module::key::RedisKey;
 use redis_module::{Context, KeyType, RedisString, ScanKeyCursor};
 
-use crate::dateseq::witness_file::Ask;
 use crate::state::State;
 
 /// Whether this server leaves a client on another database after a module hears an event of
@@ -61,7 +59,7 @@ pub fn may_bring_state(event: &[u8]) -> bool {
 pub fn heard(ctx: &Context, event: &[u8], key: &RedisString, s: &mut State, now_ms: i64) {
     let moved = matches!(event, b"restore" | b"copy_to");
     // A primary's own writes and its clients' INCRs are not arrivals.
-    if !moved && !s.replica {
+    if !moved && !s.replica() {
         return;
     }
     let opened = RedisKey::open(ctx.ctx, key);
@@ -80,63 +78,33 @@ pub fn heard(ctx: &Context, event: &[u8], key: &RedisString, s: &mut State, now_
 
 /// A counter found at `value`: this node's witness of it is raised to it, and reserved.
 fn counter(key: &[u8], value: u64, moved: bool, s: &mut State, now_ms: i64) {
-    let Some((period, label)) = counter_label(key) else {
+    let Some(label) = counter_label(key) else {
         return;
     };
-    let day = s.days.period_of(now_ms, period);
-    // Only the period under way is ever issued from again.
-    if day.date != label || value == 0 {
-        return;
-    }
-    if s.witness_file.as_ref().is_some_and(|f| f.has_news()) {
-        s.take_confirmations();
-    }
-    let name = s.witnesses.name(key);
-    let mark = match s.witnesses.slot(name, day.start_ms, day.end_ms, now_ms) {
-        Ok(mark) => mark,
-        Err(full) => {
-            crate::ffi::log(
-                "warning",
-                &format!(
-                    "idgen: DATESEQ counter {} arrived at {value} and is not witnessed: {full}",
-                    crate::error::shown(key)
-                ),
-            );
-            return;
+    let digits = s.config().int(|c| &c.dateseq_digits) as u32;
+    match s.dateseq_mut().arrived(key, label, value, digits, now_ms) {
+        Err(full) => crate::ffi::log(
+            "warning",
+            &format!(
+                "idgen: DATESEQ counter {} arrived at {value} and is not witnessed: {full}",
+                crate::error::shown(key)
+            ),
+        ),
+        // Moved here, it is this node's alone now: on disk before the command that moved it
+        // ends.
+        Ok(Some(file)) if moved => {
+            if let Err(why) = file.wait_here() {
+                crate::ffi::log(
+                    "warning",
+                    &format!(
+                        "idgen: {why}: DATESEQ counter {} arrived at {value} and is witnessed in \
+                         memory only until the witness file can be written",
+                        crate::error::shown(key)
+                    ),
+                );
+            }
         }
-    };
-    mark.note(value);
-    // The counter's DIGITS are not known here: at least as many as its value has, and the
-    // default's; blocks never reach past them.
-    let digits = (value.checked_ilog10().unwrap_or(0) + 1)
-        .max(s.config.int(|c| &c.dateseq_digits) as u32)
-        .min(idgen_core::dateseq::MAX_DIGITS);
-    let reserve = mark.reserve(value, now_ms, most_in(digits));
-    let Some(file) = &s.witness_file else {
-        return;
-    };
-    if let Some(upto) = reserve.ask {
-        file.ask(Ask {
-            name,
-            entry: Entry {
-                ends_ms: day.end_ms,
-                reserved: upto,
-                name: key.to_vec(),
-            },
-        });
-    }
-    // Moved here, it is this node's alone now: on disk before the command that moved it ends.
-    if moved && reserve.wait {
-        if let Err(why) = file.wait_here() {
-            crate::ffi::log(
-                "warning",
-                &format!(
-                    "idgen: {why}: DATESEQ counter {} arrived at {value} and is witnessed in \
-                     memory only until the witness file can be written",
-                    crate::error::shown(key)
-                ),
-            );
-        }
+        Ok(_) => {}
     }
 }
 

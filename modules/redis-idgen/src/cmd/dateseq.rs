@@ -19,15 +19,14 @@
 
 use std::sync::Arc;
 
-use crate::dateseq::ledger::Entry;
-use idgen_core::dateseq::{check_digits, compose, most_in, Day, Period, ValueError};
+use idgen_core::dateseq::{check_digits, compose, Period, ValueError};
 use idgen_core::{Clock, SqidCodec, SystemClock};
 
 use crate::args::Args;
-use crate::callers::Callers;
 use crate::cmd::form::Form;
 use crate::config::MAX_DATESEQ_COUNT;
-use crate::dateseq::witness_file::{Ask, WitnessFile};
+use crate::dateseq::counters::At;
+use crate::dateseq::witness_file::WitnessFile;
 use crate::error::CommandError;
 use crate::eviction::Keys;
 use crate::ffi::blocked::{Answer, Blocked};
@@ -59,22 +58,22 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let (req, (first, last, wait)) = match result {
         Ok(ok) => ok,
         Err(e) => {
-            s.dateseq.refused();
+            s.dateseq_mut().refused();
             return Err(e);
         }
     };
-    s.dateseq.issued(req.count.unwrap_or(1));
+    s.dateseq_mut().issued(req.count.unwrap_or(1));
     // Sealed values may be anywhere up to 2^63: a script gets them all as strings.
     let exact = if req.sealed {
-        !ctx.called_by_script(&mut s.callers)
+        !s.called_by_script(ctx)
     } else {
-        !needs_string(ctx, last, &mut s.callers)
+        !needs_string(ctx, last, s)
     };
     let form = req.form.exact_or_decimal(exact);
     let values = values(&req, first as u64, last as u64, s)?;
-    match &s.witness_file {
-        Some(file) if wait => wait_for_file(ctx, file, form, values, &s.sqids),
-        _ => send(ctx, form, &values, &s.sqids),
+    match s.dateseq().file() {
+        Some(file) if wait => wait_for_file(ctx, file, form, values, s.sqids()),
+        _ => send(ctx, form, &values, s.sqids()),
     }
 }
 
@@ -146,7 +145,7 @@ impl Answer for Waited {
 
 /// The values of `first..=last` as the request replies with them.
 fn values(req: &Request, first: u64, last: u64, s: &State) -> Result<Values, CommandError> {
-    let sealer = s.sealer.as_ref().filter(|_| req.sealed);
+    let sealer = s.sealer().ok().filter(|_| req.sealed);
     Ok(match (req.count, sealer) {
         (None, None) => Values::One(first),
         (None, Some(sealer)) => Values::One(sealer.seal(first)?),
@@ -163,137 +162,88 @@ fn values(req: &Request, first: u64, last: u64, s: &State) -> Result<Values, Com
 /// Whether `value` must go out as a string although the caller did not ask: a script's Lua
 /// numbers are doubles, exact only up to 2^53 (DIGITS up to 8 stays below it until the year
 /// 9007). Asked only then, as asking Redis costs more than the rest of the reply.
-fn needs_string(ctx: &Ctx, value: i64, callers: &mut Callers) -> bool {
-    value > 1 << 53 && ctx.called_by_script(callers)
+fn needs_string(ctx: &Ctx, value: i64, s: &mut State) -> bool {
+    value > 1 << 53 && s.called_by_script(ctx)
 }
 
 /// Moves the counter on by the request's count (after the failover gap, on the counter's first
 /// use since a promotion, and from above its witness if it was found below it); the first and
 /// last values issued, and whether the reply must wait for the witness file to hold them.
 fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), CommandError> {
-    let config = s.config;
-    if s.witness_file.as_ref().is_some_and(|f| f.has_news()) {
-        s.take_confirmations();
-    }
-    s.eviction
-        .check(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
+    let config = s.config();
+    s.check_eviction(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
     let n = req.count.unwrap_or(1);
-    let now_ms = SystemClock.now_ms();
-    let (day, fenced) = locate(req, s, now_ms);
-    let gap = if fenced {
-        config.int(|c| &c.dateseq_failover_gap) as u64
-    } else {
-        0
+    let at = At {
+        prefix: req.prefix,
+        period: req.period,
+        digits: req.digits,
+        now_ms: SystemClock.now_ms(),
+        failover_gap: config.int(|c| &c.dateseq_failover_gap) as u64,
     };
     let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
-    let witnesses = &mut s.witnesses;
-    let (name, witness) = s
-        .key_names
-        .get(req.prefix, day.date, |k| witnesses.name(k))?;
-    let mark = witnesses
-        .slot(witness, day.start_ms, day.end_ms, now_ms)
-        .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
-    let mut lowered = None;
-    let cluster = s.cluster.is_some();
-    let (first, last, seq) = key::advance(ctx, name, |old| {
-        if old.is_none() && cluster {
-            crate::cluster::slot_move::check(&ctx.safe(), name.as_slice())?;
-        }
-        let found = old.unwrap_or(0);
-        let (base, below) = mark.resume(found);
-        lowered = below;
-        // Checked before anything is written: a spent day is an error, never a wrap.
-        let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
-            ValueError::SequenceOverflow { .. } if gap > 0 => CommandError::OutOfRange(format!(
-                "{e} after the failover gap of {gap} this counter skips once after a promotion \
-                 (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
-            )),
-            // Spent only when not one more value fits; else it is this COUNT that does not.
-            ValueError::SequenceOverflow { .. }
-                if compose(day.date, req.digits, base + 1).is_ok() =>
-            {
-                let left = 10u64.pow(req.digits) - 1 - base;
-                CommandError::OutOfRange(format!(
-                    "COUNT {n} does not fit: {left} values are left for {} in {} DIGITS",
-                    day.date, req.digits
-                ))
+    let cluster = s.cluster().is_some();
+    let ((first, last), wait) = s.dateseq_mut().next(&at, |counter| {
+        let (name, day, gap) = (counter.name, counter.day, counter.gap);
+        key::advance(ctx, name, |old| {
+            if old.is_none() && cluster {
+                crate::cluster::slot_move::check(&ctx.safe(), name.as_slice())?;
             }
-            e => e.into(),
-        })?;
-        let step = Step {
-            by: base - found + gap + n,
-            expire_at_ms: day.end_ms.saturating_add(ttl_ms),
-        };
-        Ok((step, (last - (n as i64 - 1), last, base + gap + n)))
+            let found = old.unwrap_or(0);
+            let base = counter.resume(found);
+            // Checked before anything is written: a spent day is an error, never a wrap.
+            let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
+                ValueError::SequenceOverflow { .. } if gap > 0 => {
+                    CommandError::OutOfRange(format!(
+                        "{e} after the failover gap of {gap} this counter skips once after a \
+                         promotion (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
+                    ))
+                }
+                // Spent only when not one more value fits; else it is this COUNT that does not.
+                ValueError::SequenceOverflow { .. }
+                    if compose(day.date, req.digits, base + 1).is_ok() =>
+                {
+                    let left = 10u64.pow(req.digits) - 1 - base;
+                    CommandError::OutOfRange(format!(
+                        "COUNT {n} does not fit: {left} values are left for {} in {} DIGITS",
+                        day.date, req.digits
+                    ))
+                }
+                e => e.into(),
+            })?;
+            let step = Step {
+                by: base - found + gap + n,
+                expire_at_ms: day.end_ms.saturating_add(ttl_ms),
+            };
+            Ok((step, (base + gap + n, (last - (n as i64 - 1), last))))
+        })
     })?;
-    mark.note(seq);
-    let reserve = mark.reserve(seq, now_ms, most_in(req.digits));
-    if let (Some(upto), Some(file)) = (reserve.ask, &s.witness_file) {
-        file.ask(Ask {
-            name: witness,
-            entry: Entry {
-                ends_ms: day.end_ms,
-                reserved: upto,
-                name: s.key_names.bytes().to_vec(),
-            },
-        });
-    }
-    if let Some(lowered) = lowered.filter(|&l| !s.witnesses.is_crash_floor(l)) {
-        s.dateseq.found_lowered();
-        crate::ffi::log(
-            "warning",
-            &format!(
-                "idgen: DATESEQ counter {} was found at {}, below the {} this node handed out \
-                 in its period (deleted, lowered, flushed, renamed or restored from an older \
-                 copy): continued above {}",
-                crate::error::shown(s.key_names.bytes()),
-                lowered.found,
-                lowered.highest,
-                lowered.highest
-            ),
-        );
-    }
-    if fenced {
-        s.fence.pass(req.prefix, day.date);
-        s.dateseq.took_gap(gap);
-    }
-    Ok((first, last, reserve.wait))
+    Ok((first, last, wait))
 }
 
 /// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS] [PERIOD day|month|year]`: the last value
 /// `DATESEQ.NEXT` gave in the period (today by default), or nil.
 pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let req = parse(args, false, s)?;
-    let (day, _) = locate(&req, s, SystemClock.now_ms());
-    let witnesses = &s.witnesses;
-    let (name, witness) = s
-        .key_names
-        .get(req.prefix, day.date, |k| witnesses.name(k))?;
+    let cluster = s.cluster().is_some();
+    let counter = s
+        .dateseq_mut()
+        .current(req.prefix, req.period, SystemClock.now_ms())?;
     // A counter found below its witness is shown as the next call would carry it on.
-    let witnessed = witnesses.mark(witness).map_or(0, |m| m.highest);
-    let found = key::read(ctx, name)?;
-    if found.is_none() && s.cluster.is_some() {
-        crate::cluster::slot_move::check(&ctx.safe(), name.as_slice())?;
+    let witnessed = counter.witnessed;
+    let found = key::read(ctx, counter.name)?;
+    if found.is_none() && cluster {
+        crate::cluster::slot_move::check(&ctx.safe(), counter.name.as_slice())?;
     }
     let seq = found.map(|seq| seq.max(witnessed));
+    let date = counter.day.date;
     match seq.or((witnessed > 0).then_some(witnessed)) {
         None | Some(0) => ctx.reply_null(),
         Some(seq) => {
-            let value = compose(day.date, req.digits, seq)?;
-            let form = req
-                .form
-                .exact_or_decimal(!needs_string(ctx, value, &mut s.callers));
-            form.reply(ctx, value as u64, &s.sqids)
+            let value = compose(date, req.digits, seq)?;
+            let form = req.form.exact_or_decimal(!needs_string(ctx, value, s));
+            form.reply(ctx, value as u64, s.sqids())
         }
     }
-}
-
-/// The request's period now (today, this month or this year), whether its counter must skip
-/// the failover gap first.
-fn locate(req: &Request, s: &mut State, now_ms: i64) -> (Day, bool) {
-    let day = s.days.period_of(now_ms, req.period);
-    let fenced = s.fence.needs_gap(req.prefix, day.date);
-    (day, fenced)
 }
 
 /// `prefix [DIGITS d] [COUNT n] [STRING | SQIDS] [PERIOD p]`, DIGITS defaulting to
@@ -306,7 +256,7 @@ fn parse<'a>(mut args: Args<'a>, counted: bool, s: &State) -> Result<Request<'a>
     let Some(prefix) = args.next_bytes() else {
         return Err(CommandError::WrongArity);
     };
-    let mut digits = s.config.int(|c| &c.dateseq_digits);
+    let mut digits = s.config().int(|c| &c.dateseq_digits);
     let (mut count, mut form, mut period, mut sealed) = (None, Form::Integer, Period::Day, false);
     args.options(|name, args| {
         if form.take(name)? || (counted && crate::cmd::seal::take(&mut sealed, name)) {

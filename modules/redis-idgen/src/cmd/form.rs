@@ -118,7 +118,7 @@ pub fn encode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
         let n = CommandError::check_range("IDGEN.ENCODE number", n, 0, i64::MAX)? as u64;
         numbers.push(n);
     }
-    let sqid = s.sqids.encode(&numbers)?;
+    let sqid = s.sqids().encode(&numbers)?;
     ctx.reply_bytes(sqid.as_bytes())
 }
 
@@ -136,7 +136,7 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
         ))
     };
     let text = std::str::from_utf8(raw).map_err(|_| not_ours())?;
-    let numbers = s.sqids.decode(text).map_err(|e| match e {
+    let numbers = s.sqids().decode(text).map_err(|e| match e {
         idgen_core::SqidError::NotASqid => not_ours(),
         e => e.into(),
     })?;

@@ -1,6 +1,5 @@
 //! `SNOWFLAKE.NEXT` and `SNOWFLAKE.DECODE`.
 
-use idgen_core::{Clock, SystemClock};
 use jiff::Timestamp;
 
 use crate::args::{time_and_end, Args, MAX_COUNT};
@@ -62,21 +61,9 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
 /// Issues what `req` asks for, unless this node must not issue IDs now.
 #[inline(always)]
 fn issue(ctx: &Ctx, s: &mut State, req: Request) -> Result<(), CommandError> {
-    if s.replica {
-        return Err(CommandError::Replica);
-    }
-    if let Some(why) = &s.primary_conflict {
-        return Err(CommandError::WorkerClaim(why.clone()));
-    }
-    if let Some(why) = s
-        .cluster
-        .as_ref()
-        .and_then(|w| w.refusal(SystemClock.now_ms()))
-    {
-        return Err(CommandError::WorkerClaim(why));
-    }
+    s.may_issue_snowflakes()?;
     let form = match req.form {
-        Form::Integer if ctx.called_by_script(&mut s.callers) => Form::Decimal,
+        Form::Integer if s.called_by_script(ctx) => Form::Decimal,
         form => form,
     };
     let (snowflakes, sqids, sealer) = s.snowflakes_and_forms();
@@ -135,6 +122,6 @@ pub fn fromtime(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandE
     let settings = s.snowflakes().generator().settings();
     let id = idgen_core::snowflake_at(&settings.layout, settings.epoch_ms, unix_ms, end)?;
     Form::Integer
-        .exact_or_decimal(id < 1 << 53 || !ctx.called_by_script(&mut s.callers))
-        .reply(ctx, id, &s.sqids)
+        .exact_or_decimal(id < 1 << 53 || !s.called_by_script(ctx))
+        .reply(ctx, id, s.sqids())
 }

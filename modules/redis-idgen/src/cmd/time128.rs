@@ -80,22 +80,17 @@ fn next(ctx: &Ctx, mut args: Args, s: &mut State, form: Form128) -> Result<(), C
         Ok(true)
     })?;
     crate::cmd::seal::check(s, sealed, count.unwrap_or(1) as u64)?;
-    if s.replica && !s.config.flag(|c| &c.random_ids_on_replica) {
+    if s.replica() && !s.config().flag(|c| &c.random_ids_on_replica) {
         return Err(CommandError::ReplicaRandom(name(form)));
     }
-    let ids = match form {
-        Form128::Uuid7 => &mut s.uuid7,
-        Form128::Ulid => &mut s.ulid,
-    };
     // Checked above: a sealer is set when SEALED is given.
-    let sealer = s.sealer.as_ref().filter(|_| sealed);
+    let (ids, sealer) = s.ids128_and_sealer();
+    let sealer = sealer.filter(|_| sealed);
     let out = |id: u128| sealer.map_or(Ok(id), |sealer| sealer.seal_uuid7(id));
     let Some(n) = count else {
-        return reply_text(ctx, form, out(ids.next_id()?)?);
+        return reply_text(ctx, form, out(ids.next_id(form)?)?);
     };
-    let batch = &mut s.id128_buf;
-    batch.clear();
-    ids.next_ids(n, batch)?;
+    let batch = ids.next_ids(form, n)?;
     ctx.reply_array(batch.len())?;
     batch
         .iter()

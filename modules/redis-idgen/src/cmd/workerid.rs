@@ -198,13 +198,13 @@ pub fn list(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
 /// The context, on a primary: a replica's clock must not judge leases, and its writes would
 /// not reach the others.
 fn primary(ctx: &Ctx, s: &mut State) -> Result<Context, CommandError> {
-    if s.replica {
+    if s.replica() {
         return Err(CommandError::OutOfRange(
             "WORKERID commands are refused on a replica: send them to the primary".into(),
         ));
     }
-    let accepted = s.config.flag(|c| &c.accept_eviction);
-    s.eviction.check(Keys::Namespaces, accepted)?;
+    let accepted = s.config().flag(|c| &c.accept_eviction);
+    s.check_eviction(Keys::Namespaces, accepted)?;
     Ok(ctx.safe())
 }
 
@@ -232,7 +232,7 @@ fn open(
     let mut pool = read(ctx, ns)?;
     let now = SystemClock.now_ms();
     let terms = Terms {
-        horizon_ms: s.config.int(|c| &c.workerid_horizon_ms),
+        horizon_ms: s.config().int(|c| &c.workerid_horizon_ms),
         fence_ms: s.leases().fence_ms(),
     };
     match s.leases_mut().admit(ns, &mut pool, writable, now, &terms)? {

@@ -1,8 +1,10 @@
-//! Date sequences' server-side bookkeeping: which counters must skip ahead after a promotion
-//! ([`fence`]), how far each counter went ([`witness`]), how far it is reserved on disk
-//! ([`ledger`]), and the witness file that holds those reservations ([`witness_file`]). The
-//! calendar, counter keys and values are `idgen_core::dateseq`.
+//! Date sequences' server-side bookkeeping, all of it owned by [`Counters`]: which counters must
+//! skip ahead after a promotion ([`fence`]), how far each counter went ([`witness`]), how far it
+//! is reserved on disk ([`ledger`]), the witness file that holds those reservations
+//! ([`witness_file`]), and the counts INFO shows ([`stats`]). The calendar, counter keys and
+//! values are `idgen_core::dateseq`.
 
+pub mod counters;
 pub mod fence;
 pub mod ledger;
 pub mod stats;
@@ -13,5 +15,4 @@ pub mod witness_file;
 /// across the period's end.
 pub const GRACE_MS: i64 = 3_600_000;
 
-pub use fence::Fence;
-pub use witness::Witnesses;
+pub use counters::Counters;

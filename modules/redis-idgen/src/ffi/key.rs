@@ -25,7 +25,7 @@ pub struct KeyNameCache {
     prefix: Vec<u8>,
     date: u32,
     name: Option<RedisString>,
-    /// The name's witness name (`crate::dateseq::Witnesses::name`).
+    /// The name's witness name (`crate::dateseq::witness::Witnesses::name`).
     witness: u64,
     buf: Vec<u8>,
 }

@@ -1,0 +1,347 @@
+//! DATESEQ's state: today's date, the counter key last named, which counters still skip the
+//! failover gap, every counter's witness, the witness file, and the counts INFO shows.
+//! Handlers reach it through these methods.
+
+use idgen_core::dateseq::{most_in, Calendar, Day, DayCache, Period, MAX_DIGITS};
+use redis_module::RedisString;
+
+use super::fence::Fence;
+use super::ledger::{Entry, Ledger};
+use super::stats::Stats;
+use super::witness::{Full, Lowered, Mark, Witnesses};
+use super::witness_file::{Ask, WitnessFile};
+use crate::error::CommandError;
+use crate::ffi::key::KeyNameCache;
+
+/// A node's date-sequence counters, as far as it knows them.
+pub struct Counters {
+    /// Today's date in the configured zone.
+    days: DayCache,
+    /// The counter key name last used.
+    key_names: KeyNameCache,
+    /// Which counters still skip the failover gap in this term (since the last promotion).
+    fence: Fence,
+    /// How far each counter went in its period: a counter found below it continues above it.
+    witnesses: Witnesses,
+    /// Where each counter is reserved on disk (`idgen.dateseq-witness-file`); `None` when off.
+    file: Option<WitnessFile>,
+    stats: Stats,
+}
+
+/// Which counter a call moves on, and what of the configuration it needs.
+pub struct At<'a> {
+    pub prefix: &'a [u8],
+    pub period: Period,
+    pub digits: u32,
+    pub now_ms: i64,
+    /// `idgen.dateseq-failover-gap`: skipped on the counter's first use in a term.
+    pub failover_gap: u64,
+}
+
+/// One call's counter, while the call moves it on.
+pub struct Counter<'a> {
+    /// The counter's period.
+    pub day: Day,
+    /// The values to skip before this call's: the failover gap, or 0.
+    pub gap: u64,
+    /// The counter's key.
+    pub name: &'a RedisString,
+    mark: Mark,
+    lowered: Option<Lowered>,
+}
+
+impl Counter<'_> {
+    /// Where the counter, found at `found`, continues from: `found`, or above its witness if
+    /// it is below it.
+    #[inline]
+    pub fn resume(&mut self, found: u64) -> u64 {
+        let (base, lowered) = self.mark.resume(found);
+        self.lowered = lowered;
+        base
+    }
+}
+
+/// What DATESEQ.CURRENT reads.
+pub struct Current<'a> {
+    pub day: Day,
+    pub name: &'a RedisString,
+    /// The highest value this node handed out from the counter (0 for none).
+    pub witnessed: u64,
+}
+
+impl Counters {
+    /// The counters at load, in `calendar`'s zone, at most `witness_max` witnessed at a time:
+    /// every counter of a live period the witness file reserved carries on above its
+    /// reservation, and after a crash every counter of a period under way above what new
+    /// counters could take unnamed.
+    pub fn new(
+        calendar: Calendar,
+        witness_max: usize,
+        file: Option<(WitnessFile, Ledger)>,
+    ) -> Counters {
+        let mut witnesses = Witnesses::new(witness_max, file.is_some());
+        if let Some((_, ledger)) = &file {
+            witnesses.after_crashes(&ledger.crashed);
+            for entry in &ledger.entries {
+                let name = witnesses.name(&entry.name);
+                witnesses.seed(name, entry.ends_ms, entry.reserved);
+            }
+        }
+        Counters {
+            days: DayCache::new(calendar),
+            key_names: KeyNameCache::default(),
+            fence: Fence::new(),
+            witnesses,
+            file: file.map(|(file, _)| file),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Moves the counter `at` names on: `advance` is given it (its period, its gap, its key)
+    /// and returns the highest value it handed out, with what the caller keeps. Then the
+    /// witness notes it, the witness file is asked for the next block when one is due, and a
+    /// counter found below its witness is logged. Also returns whether the reply must wait for
+    /// the witness file to hold the values.
+    ///
+    /// # Errors
+    /// The prefix cannot name a key, a new counter finds the witnesses full, or `advance`'s.
+    #[inline(always)]
+    pub fn next<T>(
+        &mut self,
+        at: &At,
+        advance: impl FnOnce(&mut Counter<'_>) -> Result<(u64, T), CommandError>,
+    ) -> Result<(T, bool), CommandError> {
+        let Counters {
+            days,
+            key_names,
+            fence,
+            witnesses,
+            file,
+            stats,
+        } = self;
+        if file.as_ref().is_some_and(|f| f.has_news()) {
+            take_confirmations(file.as_ref(), witnesses);
+        }
+        let day = days.period_of(at.now_ms, at.period);
+        let fenced = fence.needs_gap(at.prefix, day.date);
+        let gap = if fenced { at.failover_gap } else { 0 };
+        let (name, witness) = key_names.get(at.prefix, day.date, |k| witnesses.name(k))?;
+        let mark = witnesses
+            .slot(witness, day.start_ms, day.end_ms, at.now_ms)
+            .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
+        let mut counter = Counter {
+            day,
+            gap,
+            name,
+            mark: *mark,
+            lowered: None,
+        };
+        let (seq, kept) = advance(&mut counter)?;
+        let lowered = counter.lowered;
+        mark.note(seq);
+        let reserve = mark.reserve(seq, at.now_ms, most_in(at.digits));
+        if let (Some(upto), Some(file)) = (reserve.ask, &*file) {
+            file.ask(Ask {
+                name: witness,
+                entry: Entry {
+                    ends_ms: day.end_ms,
+                    reserved: upto,
+                    name: key_names.bytes().to_vec(),
+                },
+            });
+        }
+        if let Some(lowered) = lowered.filter(|&l| !witnesses.is_crash_floor(l)) {
+            stats.found_lowered();
+            log_lowered(key_names.bytes(), lowered);
+        }
+        if fenced {
+            fence.pass(at.prefix, day.date);
+            stats.took_gap(gap);
+        }
+        Ok((kept, reserve.wait))
+    }
+
+    /// The counter of `prefix` in `period` at `now_ms`, to read.
+    ///
+    /// # Errors
+    /// The prefix cannot name a key.
+    pub fn current(
+        &mut self,
+        prefix: &[u8],
+        period: Period,
+        now_ms: i64,
+    ) -> Result<Current<'_>, CommandError> {
+        let day = self.days.period_of(now_ms, period);
+        let witnesses = &self.witnesses;
+        let (name, witness) = self
+            .key_names
+            .get(prefix, day.date, |k| witnesses.name(k))?;
+        let witnessed = witnesses.mark(witness).map_or(0, |m| m.highest);
+        Ok(Current {
+            day,
+            name,
+            witnessed,
+        })
+    }
+
+    /// A counter `key` of `period`, labelled `label`, arrived from another node at `value`: its
+    /// witness here is raised to it and reserved. The counter's DIGITS are not known here: at
+    /// least as many as `value` has, and `default_digits`; blocks never reach past them. The
+    /// witness file, when the value is above what it holds and it must be waited for.
+    ///
+    /// # Errors
+    /// The counter is new and the witnesses are full.
+    pub fn arrived(
+        &mut self,
+        key: &[u8],
+        (period, label): (Period, u32),
+        value: u64,
+        default_digits: u32,
+        now_ms: i64,
+    ) -> Result<Option<&WitnessFile>, Full> {
+        let day = self.days.period_of(now_ms, period);
+        // Only the period under way is ever issued from again.
+        if day.date != label || value == 0 {
+            return Ok(None);
+        }
+        if self.file.as_ref().is_some_and(|f| f.has_news()) {
+            take_confirmations(self.file.as_ref(), &mut self.witnesses);
+        }
+        let name = self.witnesses.name(key);
+        let mark = self
+            .witnesses
+            .slot(name, day.start_ms, day.end_ms, now_ms)?;
+        mark.note(value);
+        let digits = (value.checked_ilog10().unwrap_or(0) + 1)
+            .max(default_digits)
+            .min(MAX_DIGITS);
+        let reserve = mark.reserve(value, now_ms, most_in(digits));
+        let Some(file) = &self.file else {
+            return Ok(None);
+        };
+        if let Some(upto) = reserve.ask {
+            file.ask(Ask {
+                name,
+                entry: Entry {
+                    ends_ms: day.end_ms,
+                    reserved: upto,
+                    name: key.to_vec(),
+                },
+            });
+        }
+        Ok(reserve.wait.then_some(file))
+    }
+
+    /// This node was promoted: a new term, in which every counter skips the failover gap once.
+    /// Waits for the witness file to hold what this node witnessed as a replica
+    /// (`crate::cluster::arrival`), before it issues as a primary: a crash right after the
+    /// promotion must find it. Once per promotion, like the lease fence's write.
+    pub fn promoted(&mut self) {
+        self.fence.new_term();
+        let Some(file) = &self.file else {
+            return;
+        };
+        if let Err(why) = file.wait_here() {
+            crate::ffi::log(
+                "warning",
+                &format!(
+                    "idgen: {why}: a crash soon after this promotion may hand out again values \
+                     its primary handed out"
+                ),
+            );
+        }
+    }
+
+    /// At a clean shutdown: rewrites the witness file with what each counter actually handed
+    /// out, so the next start skips nothing.
+    pub fn close_file(&mut self) {
+        let witnesses = &self.witnesses;
+        let Some(file) = &mut self.file else {
+            return;
+        };
+        let handed_out = |key: &[u8]| witnesses.mark(witnesses.name(key)).map(|m| m.highest);
+        match file.close_exact(handed_out) {
+            Ok(()) => crate::ffi::log(
+                "notice",
+                &format!(
+                    "idgen: DATESEQ witness file {} holds what each counter handed out",
+                    file.path().display()
+                ),
+            ),
+            Err(why) => crate::ffi::log(
+                "warning",
+                &format!("idgen: {why}: the next start skips what was reserved and not used"),
+            ),
+        }
+    }
+
+    /// `n` values issued by one call.
+    #[inline]
+    pub fn issued(&mut self, n: u64) {
+        self.stats.issued(n);
+    }
+
+    /// A call refused.
+    pub fn refused(&mut self) {
+        self.stats.refused();
+    }
+
+    /// `idgen.dateseq-timezone` changed.
+    pub fn set_calendar(&mut self, calendar: Calendar) {
+        self.days = DayCache::new(calendar);
+    }
+
+    /// `idgen.dateseq-witness-max` changed.
+    pub fn set_witness_max(&mut self, max: usize) {
+        self.witnesses.set_max(max);
+    }
+
+    /// The zone dates are told in.
+    pub fn calendar(&self) -> &Calendar {
+        self.days.calendar()
+    }
+
+    /// Promotions since load.
+    pub fn term(&self) -> u64 {
+        self.fence.term()
+    }
+
+    /// The counts since load.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The witnesses, to read.
+    pub fn witnesses(&self) -> &Witnesses {
+        &self.witnesses
+    }
+
+    /// The witness file, when `idgen.dateseq-witness-file` is set.
+    pub fn file(&self) -> Option<&WitnessFile> {
+        self.file.as_ref()
+    }
+}
+
+/// Takes in the outcomes of the witness file's writes since the last call.
+#[cold]
+fn take_confirmations(file: Option<&WitnessFile>, witnesses: &mut Witnesses) {
+    for (name, reserved, written) in file.iter().flat_map(|f| f.confirmations()) {
+        witnesses.confirm(name, reserved, written);
+    }
+}
+
+#[cold]
+fn log_lowered(key: &[u8], lowered: Lowered) {
+    crate::ffi::log(
+        "warning",
+        &format!(
+            "idgen: DATESEQ counter {} was found at {}, below the {} this node handed out in its \
+             period (deleted, lowered, flushed, renamed or restored from an older copy): \
+             continued above {}",
+            crate::error::shown(key),
+            lowered.found,
+            lowered.highest,
+            lowered.highest
+        ),
+    );
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make dist: a release in target/dist/, from this checkout's release build (make build):
-#   the module (libredis_idgen.so), the ticket-server and idgen-lease-worker binaries, the
-#   Python wheel (manylinux2014) and sdist, every publishable crate's package, the two images
+# make dist: a release in target/dist/:
+#   the module (libredis_idgen.so), the ticket-server and idgen-lease-worker binaries, linked
+#   against glibc 2.17 (scripts/portable-build.sh, checked by scripts/check-glibc.sh), their
+#   Debian packages (scripts/deb.sh), the Python wheel (manylinux2014) and sdist, every
+#   publishable crate's package, the two images
 #   (docker save, gzipped), and SHA256SUMS over them all. docs/operations.md says how to install
 #   each. The sdist is built into a wheel once here, as a user's pip would, to show it builds.
 set -euo pipefail
@@ -12,9 +14,15 @@ rm -rf "$dist"
 mkdir -p "$dist"
 arch=$(uname -m)
 
-cp target/release/libredis_idgen.so "$dist/redis-idgen-$version-linux-$arch.so"
+portable=$(scripts/portable-build.sh)
+scripts/check-glibc.sh "$portable/libredis_idgen.so" "$portable/ticket-server" \
+  "$portable/idgen-lease-worker" >&2
+cp "$portable/libredis_idgen.so" "$dist/redis-idgen-$version-linux-$arch.so"
 for bin in ticket-server idgen-lease-worker; do
-  cp "target/release/$bin" "$dist/$bin-$version-linux-$arch"
+  cp "$portable/$bin" "$dist/$bin-$version-linux-$arch"
+done
+for deb in $(scripts/deb.sh); do
+  cp "$deb" "$dist/"
 done
 
 wheel=$(scripts/wheel.sh)

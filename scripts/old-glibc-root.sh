@@ -8,6 +8,10 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 root="$(idgen_cache)/debian11-root"
+# The Python test and the release test may both ask at once: one makes it, the other waits.
+mkdir -p "$(dirname "$root")"
+exec 7>"$root.lock"
+flock 7
 if [ -f "$root/.complete" ]; then
   echo "$root"
   exit 0

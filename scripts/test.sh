@@ -5,8 +5,10 @@
 #     and the module's suites again on Valkey 8.0
 #     (valkey-server, from Debian 12's backports) and on Redis 8.0 and Valkey 8.1 (built from
 #     Debian 13's source packages by scripts/debian-server.sh, cached outside the checkout);
-#  3. from the start, beside the rest: the crates' packaging (scripts/package-crates.sh) and
-#     the builds of those servers.
+#  3. from the start, beside the rest: the crates' packaging (scripts/package-crates.sh), the
+#     builds of those servers, and the release where it will run (scripts/release-test.sh: the
+#     glibc 2.17 build and its symbol versions, the module, a ticket pair and the .deb
+#     packages in a Debian 11 root).
 # The suites mostly wait on their servers, so side by side they take little longer than one.
 # Each job of 2 and 3 writes a log of its own under target/test-logs, shown when it ends.
 set -euo pipefail
@@ -27,6 +29,8 @@ done
 
 scripts/package-crates.sh >"$logs/packaging.log" 2>&1 &
 packaging=$!
+scripts/release-test.sh >"$logs/release.log" 2>&1 &
+release=$!
 scripts/debian-server.sh redis >"$logs/redis8.path" 2>"$logs/redis8-build.log" &
 redis8=$!
 scripts/debian-server.sh valkey >"$logs/valkey81.path" 2>"$logs/valkey81-build.log" &
@@ -88,13 +92,13 @@ for built in redis8:$redis8 valkey81:$valkey81; do
     status=1
   fi
 done
-jobs+=("packaging:$packaging")
+jobs+=("packaging:$packaging" "release:$release")
 
 for job in "${jobs[@]}"; do
   name=${job%%:*}
   if wait "${job#*:}"; then result=passed; else result=FAILED; status=1; fi
   echo "=== $name: $result (target/test-logs/$name.log)"
-  if [ "$result" = FAILED ] || [ "$name" = python ]; then
+  if [ "$result" = FAILED ] || [ "$name" = python ] || [ "$name" = release ]; then
     cat "$logs/$name.log"
   elif [ "$name" = packaging ]; then
     grep '\.crate$' "$logs/$name.log"

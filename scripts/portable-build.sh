@@ -10,8 +10,15 @@ cd "$(dirname "$0")/.."
 ZIGBUILD_VERSION=0.24.1
 scripts/venv.sh
 tools=$(scripts/cargo-tool.sh cargo-zigbuild "$ZIGBUILD_VERSION")
-# The venv's python3 first: cargo-zigbuild finds zig as `python3 -m ziglang`.
-export CARGO_TARGET_DIR=$PWD/target/portable
-PATH="$tools:$PWD/target/venv/bin:$PATH" cargo zigbuild --quiet --release \
-  --target x86_64-unknown-linux-gnu.2.17 -p redis-idgen -p ticket-server -p idgen-lease-worker >&2
+# The venv's python3 first: cargo-zigbuild finds zig as `python3 -m ziglang`. Run from a
+# directory outside the checkout: zig 0.13 names its C headers relative to the working
+# directory when they lie under it (the venv is in target/), and redis-module's build script
+# hands those names to bindgen, which runs in another directory and then finds no headers.
+root=$PWD
+away=$(mktemp -d)
+trap 'rm -rf "$away"' EXIT
+export CARGO_TARGET_DIR=$root/target/portable
+(cd "$away" && PATH="$tools:$root/target/venv/bin:$PATH" cargo zigbuild --quiet --release \
+  --manifest-path "$root/Cargo.toml" --target x86_64-unknown-linux-gnu.2.17 \
+  -p redis-idgen -p ticket-server -p idgen-lease-worker) >&2
 echo target/portable/x86_64-unknown-linux-gnu/release

@@ -14,10 +14,15 @@ cd "$(dirname "$0")/.."
 # shellcheck source=lib.sh
 . scripts/lib.sh
 [ "$(id -u)" = 0 ] || { echo "release-test.sh: chroot needs root" >&2; exit 1; }
+# The root (made once: debootstrap, a Redis build) beside the build of what goes into it.
+scripts/release-root.sh >"${TMPDIR:-/tmp}/idgen-release-root.$$" 2>&1 &
+making_root=$!
 portable=$(scripts/portable-build.sh)
 scripts/check-glibc.sh "$portable/libredis_idgen.so" "$portable/ticket-server" "$portable/idgen-lease-worker"
 mapfile -t debs < <(scripts/deb.sh 1)
 mapfile -t upgrades < <(scripts/deb.sh 2)
+wait "$making_root" || { cat "${TMPDIR:-/tmp}/idgen-release-root.$$" >&2; exit 1; }
+rm -f "${TMPDIR:-/tmp}/idgen-release-root.$$"
 base=$(scripts/release-root.sh)
 redis_server=$(scripts/debian-server.sh redis bookworm "$base")
 redis_cli=${redis_server%-server}-cli

@@ -49,6 +49,7 @@ pub mod lease;
 pub mod seal;
 pub mod settings;
 pub mod sqid;
+mod sqid_encoder;
 pub mod time128;
 
 pub use at_time::{parse_time, snowflake_at, time128_at, End, TimeError};

@@ -13,6 +13,8 @@ use std::fmt;
 
 use sqids::Sqids;
 
+use crate::sqid_encoder::SqidEncoder;
+
 /// The default alphabet: letters and digits, in the `sqids` crate's order.
 pub const DEFAULT_ALPHABET: &str = sqids::DEFAULT_ALPHABET;
 /// Largest minimum length (the Sqids specification's limit).
@@ -59,7 +61,9 @@ impl std::error::Error for SqidError {}
 /// Encodes lists of numbers as Sqids and back, with one alphabet and minimum length.
 #[derive(Clone, Debug)]
 pub struct SqidCodec {
+    /// Decodes (and its `encode` is the reference the encoder below is tested against).
     sqids: Sqids,
+    encoder: SqidEncoder,
     min_length: u8,
     max_len: usize,
 }
@@ -83,8 +87,15 @@ impl SqidCodec {
         let digits =
             std::iter::successors(Some(u64::MAX), |n| (*n >= base).then(|| n / base)).count();
         let max_len = (1 + MAX_NUMBERS * (digits + 1)).max(usize::from(min_length));
+        let words = sqids::default_blocklist();
+        let encoder = SqidEncoder::new(
+            alphabet.as_bytes(),
+            min_length,
+            words.iter().map(String::as_str),
+        );
         Ok(SqidCodec {
             sqids,
+            encoder,
             min_length,
             max_len,
         })
@@ -106,10 +117,22 @@ impl SqidCodec {
     /// [`SqidError::Count`] for none or too many; [`SqidError::Blocked`] when the blocklist
     /// leaves no variant.
     pub fn encode(&self, numbers: &[u64]) -> Result<String, SqidError> {
+        let mut out = Vec::new();
+        self.encode_into(numbers, &mut out)?;
+        // The encoder writes only letters of the alphabet, which is printable ASCII.
+        Ok(String::from_utf8(out).expect("Sqids are ASCII"))
+    }
+
+    /// Writes the Sqid of `numbers` into `out` (cleared first): [`SqidCodec::encode`] without
+    /// a new string, for a buffer kept between calls.
+    ///
+    /// # Errors
+    /// As [`SqidCodec::encode`].
+    pub fn encode_into(&self, numbers: &[u64], out: &mut Vec<u8>) -> Result<(), SqidError> {
         if numbers.is_empty() || numbers.len() > MAX_NUMBERS {
             return Err(SqidError::Count(numbers.len()));
         }
-        self.sqids.encode(numbers).map_err(|_| SqidError::Blocked)
+        self.encoder.encode(numbers, out)
     }
 
     /// The Sqid of each of `ids` on its own, all made or none.
@@ -141,7 +164,7 @@ impl SqidCodec {
         }
         // Several strings can decode to the same numbers (a different prefix, other padding);
         // only the one encode makes is accepted.
-        match self.sqids.encode(&numbers) {
+        match self.encode(&numbers) {
             Ok(canonical) if canonical == text => Ok(numbers),
             _ => Err(SqidError::NotASqid),
         }

@@ -13,8 +13,8 @@ use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 use crate::state::State;
 
-/// Most IDs one call returns as Sqids: each takes about 12 µs to encode (the blocklist check),
-/// so 1,000 hold Redis's thread about 12 ms.
+/// Most IDs one call returns as Sqids: a bound on the reply and on how long one call holds
+/// Redis's thread (an encode's cost is in docs/benchmarks.md).
 pub const MAX_SQIDS: u64 = 1_000;
 
 /// The form of the IDs in a reply.

@@ -13,12 +13,15 @@ use std::fmt;
 
 use sqids::Sqids;
 
-use crate::sqid_encoder::SqidEncoder;
+use crate::sqid_encoder::{Sink, SqidEncoder, StackSink};
 
 /// The default alphabet: letters and digits, in the `sqids` crate's order.
 pub const DEFAULT_ALPHABET: &str = sqids::DEFAULT_ALPHABET;
 /// Largest minimum length (the Sqids specification's limit).
 pub const MAX_MIN_LENGTH: u8 = u8::MAX;
+/// The longest Sqid made on the stack ([`SqidCodec::encode_with`]): a 64-bit number in a
+/// 62-letter alphabet takes 12 letters, 16 of them about 200.
+const STACK_SQID: usize = 256;
 /// Most numbers one Sqid holds (a tenant and an ID, a few parts of a key; not a list). It
 /// bounds the string length too, and decoding costs grow with the square of the length.
 pub const MAX_NUMBERS: usize = 16;
@@ -117,22 +120,32 @@ impl SqidCodec {
     /// [`SqidError::Count`] for none or too many; [`SqidError::Blocked`] when the blocklist
     /// leaves no variant.
     pub fn encode(&self, numbers: &[u64]) -> Result<String, SqidError> {
-        let mut out = Vec::new();
-        self.encode_into(numbers, &mut out)?;
         // The encoder writes only letters of the alphabet, which is printable ASCII.
-        Ok(String::from_utf8(out).expect("Sqids are ASCII"))
+        self.encode_with(numbers, |sqid| String::from_utf8_lossy(sqid).into_owned())
     }
 
-    /// Writes the Sqid of `numbers` into `out` (cleared first): [`SqidCodec::encode`] without
-    /// a new string, for a buffer kept between calls.
+    /// Hands the Sqid of `numbers` to `f`, made on the stack when it fits (the common case):
+    /// [`SqidCodec::encode`] without allocating.
     ///
     /// # Errors
     /// As [`SqidCodec::encode`].
-    pub fn encode_into(&self, numbers: &[u64], out: &mut Vec<u8>) -> Result<(), SqidError> {
+    #[inline]
+    pub fn encode_with<R>(
+        &self,
+        numbers: &[u64],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, SqidError> {
         if numbers.is_empty() || numbers.len() > MAX_NUMBERS {
             return Err(SqidError::Count(numbers.len()));
         }
-        self.encoder.encode(numbers, out)
+        let mut sink = StackSink::<STACK_SQID>::new();
+        self.encoder.encode(numbers, &mut sink)?;
+        if !sink.overflowed() {
+            return Ok(f(sink.as_slice()));
+        }
+        let mut out = Vec::new();
+        self.encoder.encode(numbers, &mut out)?;
+        Ok(f(&out))
     }
 
     /// The Sqid of each of `ids` on its own, all made or none.
@@ -307,5 +320,31 @@ mod tests {
             }
         }
         assert_eq!(SqidCodec::default().max_len(), 1 + 16 * 12);
+    }
+
+    #[test]
+    fn strings_made_on_the_stack_and_past_it_are_the_crates() {
+        for (alphabet, min_length) in [(DEFAULT_ALPHABET, 0), ("abc", 0), ("abc", 255), ("0a1", 9)]
+        {
+            let codec = SqidCodec::new(alphabet, min_length).unwrap();
+            let crate_sqids = Sqids::builder()
+                .alphabet(alphabet.chars().collect())
+                .min_length(min_length)
+                .build()
+                .unwrap();
+            for numbers in [vec![0], vec![u64::MAX], vec![u64::MAX; MAX_NUMBERS]] {
+                let ours = codec.encode(&numbers).unwrap();
+                assert_eq!(
+                    ours,
+                    crate_sqids.encode(&numbers).unwrap(),
+                    "{alphabet} {numbers:?}"
+                );
+                // Past the stack's 256 letters (a 3-letter alphabet's 16 numbers) as well.
+                assert_eq!(
+                    codec.encode_with(&numbers, |s| s.len()).unwrap(),
+                    ours.len()
+                );
+            }
+        }
     }
 }

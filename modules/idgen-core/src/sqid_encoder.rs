@@ -73,13 +73,13 @@ impl SqidEncoder {
     ///
     /// # Errors
     /// [`SqidError::Blocked`] when every variant holds a blocked word.
-    pub fn encode(&self, numbers: &[u64], out: &mut Vec<u8>) -> Result<(), SqidError> {
+    pub fn encode(&self, numbers: &[u64], out: &mut impl Sink) -> Result<(), SqidError> {
         let len = self.doubled.len() / 2;
         // The crate tries one more variant than the alphabet has letters.
         for increment in 0..=len {
             out.clear();
             self.encode_variant(numbers, increment, out);
-            if !self.blocked(out) {
+            if !self.blocked(out.as_slice()) {
                 return Ok(());
             }
         }
@@ -88,7 +88,7 @@ impl SqidEncoder {
 
     /// The variant `increment` of the Sqid of `numbers`.
     #[inline]
-    fn encode_variant(&self, numbers: &[u64], increment: usize, out: &mut Vec<u8>) {
+    fn encode_variant(&self, numbers: &[u64], increment: usize, out: &mut impl Sink) {
         let len = self.doubled.len() / 2;
         let alphabet = &self.doubled[..len];
         let offset = numbers
@@ -153,9 +153,85 @@ impl SqidEncoder {
     }
 }
 
+/// Where an encoder writes a Sqid: a vector, or [`StackSink`].
+pub trait Sink {
+    fn clear(&mut self) {
+        self.truncate(0);
+    }
+    fn push(&mut self, letter: u8);
+    fn extend_from_slice(&mut self, letters: &[u8]);
+    fn truncate(&mut self, len: usize);
+    fn len(&self) -> usize;
+    fn as_slice(&self) -> &[u8];
+}
+
+impl Sink for Vec<u8> {
+    fn push(&mut self, letter: u8) {
+        Vec::push(self, letter);
+    }
+    fn extend_from_slice(&mut self, letters: &[u8]) {
+        Vec::extend_from_slice(self, letters);
+    }
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
+    }
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn as_slice(&self) -> &[u8] {
+        self
+    }
+}
+
+/// A Sqid of up to `N` letters on the stack: no allocation for the common one. Past `N` it
+/// keeps counting but stops writing, and says so ([`StackSink::overflowed`]), never panicking.
+pub struct StackSink<const N: usize> {
+    letters: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackSink<N> {
+    pub fn new() -> Self {
+        StackSink {
+            letters: [0; N],
+            len: 0,
+        }
+    }
+
+    /// Whether more than `N` letters were written (the string is then cut).
+    pub fn overflowed(&self) -> bool {
+        self.len > N
+    }
+}
+
+impl<const N: usize> Sink for StackSink<N> {
+    fn push(&mut self, letter: u8) {
+        if let Some(slot) = self.letters.get_mut(self.len) {
+            *slot = letter;
+        }
+        self.len += 1;
+    }
+    fn extend_from_slice(&mut self, letters: &[u8]) {
+        let end = self.len + letters.len();
+        if let Some(slots) = self.letters.get_mut(self.len..end) {
+            slots.copy_from_slice(letters);
+        }
+        self.len = end;
+    }
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn as_slice(&self) -> &[u8] {
+        &self.letters[..self.len.min(N)]
+    }
+}
+
 /// Appends `n` in base `base`, most significant digit first, each digit `d` as `letter(d)`.
 #[inline]
-fn push_digits(mut n: u64, base: usize, letter: impl Fn(usize) -> u8, out: &mut Vec<u8>) {
+fn push_digits(mut n: u64, base: usize, letter: impl Fn(usize) -> u8, out: &mut impl Sink) {
     let mut digits = [0u8; 64];
     let mut at = digits.len();
     loop {

@@ -82,7 +82,7 @@ impl Form {
         match self {
             Form::Integer => ctx.reply_i64(id as i64),
             Form::Decimal => ctx.reply_bytes(decimal(id, &mut [0; 20])),
-            Form::Sqid => ctx.reply_bytes(codec.encode(&[id])?.as_bytes()),
+            Form::Sqid => codec.encode_with(&[id], |sqid| ctx.reply_bytes(sqid))?,
         }
     }
 

@@ -264,10 +264,31 @@ fn uuid_int(uuid: &Bound<'_, PyAny>) -> PyResult<u128> {
 
 /// `uuid.UUID(int=value)`.
 fn make_uuid(py: Python<'_>, value: u128) -> PyResult<Bound<'_, PyAny>> {
-    static UUID_CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let class =
-        UUID_CLASS.get_or_try_init(py, || py.import("uuid")?.getattr("UUID").map(Bound::unbind))?;
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item("int", value)?;
-    class.bind(py).call((), Some(&kwargs))
+    /// `uuid.UUID`, `object.__setattr__` and `uuid.SafeUUID.unknown`, looked up once.
+    struct Parts {
+        class: Py<PyAny>,
+        set: Py<PyAny>,
+        unknown: Py<PyAny>,
+    }
+    static PARTS: PyOnceLock<Parts> = PyOnceLock::new();
+    let parts = PARTS.get_or_try_init(py, || -> PyResult<Parts> {
+        let uuid = py.import("uuid")?;
+        Ok(Parts {
+            class: uuid.getattr("UUID")?.unbind(),
+            set: py
+                .import("builtins")?
+                .getattr("object")?
+                .getattr("__setattr__")?
+                .unbind(),
+            unknown: uuid.getattr("SafeUUID")?.getattr("unknown")?.unbind(),
+        })
+    })?;
+    // What `UUID(int=value)` makes, without its argument checks (the value is a u128): a new
+    // object, then its two slots set as its `__init__` sets them (it refuses `setattr`).
+    let class = parts.class.bind(py);
+    let uuid = class.call_method1(pyo3::intern!(py, "__new__"), (class,))?;
+    let set = parts.set.bind(py);
+    set.call1((&uuid, pyo3::intern!(py, "int"), value))?;
+    set.call1((&uuid, pyo3::intern!(py, "is_safe"), parts.unknown.bind(py)))?;
+    Ok(uuid)
 }

@@ -72,6 +72,20 @@ def test_uuid7_and_ulid_increase_and_carry_the_time():
     assert ulids == sorted(ulids) and len(set(ulids)) == len(ulids)
 
 
+def test_uuid7_is_the_uuid_that_uuid_int_makes():
+    # uuid7() builds its uuid.UUID without UUID.__init__: the object must be the same in
+    # every way a caller can tell.
+    import pickle
+
+    u = idgen.uuid7()
+    same = uuid.UUID(int=u.int)
+    assert type(u) is uuid.UUID and u == same and hash(u) == hash(same)
+    assert str(u) == str(same) and repr(u) == repr(same) and u.is_safe == same.is_safe
+    assert pickle.loads(pickle.dumps(u)) == u and u.bytes == same.bytes
+    with pytest.raises(TypeError, match="immutable"):
+        u.int = 5
+
+
 def test_a_forked_child_draws_other_random_bits_than_its_parent():
     idgen.uuid7()  # the parent's generator exists before the fork
     read, write = os.pipe()

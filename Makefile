@@ -53,7 +53,8 @@ bench: build
 	cargo build --release -p idgen-benches
 	benches/module.sh
 	benches/ticket.sh
-	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md"
+	benches/forms.sh
+	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md, target/bench/forms.md"
 
 wheel: deps
 	scripts/wheel.sh

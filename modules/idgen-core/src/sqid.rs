@@ -139,12 +139,16 @@ impl SqidCodec {
             return Err(SqidError::Count(numbers.len()));
         }
         let mut sink = StackSink::<STACK_SQID>::new();
-        self.encoder.encode(numbers, &mut sink)?;
+        self.encoder
+            .encode(numbers, &mut sink)
+            .map_err(|_| SqidError::Blocked)?;
         if !sink.overflowed() {
             return Ok(f(sink.as_slice()));
         }
         let mut out = Vec::new();
-        self.encoder.encode(numbers, &mut out)?;
+        self.encoder
+            .encode(numbers, &mut out)
+            .map_err(|_| SqidError::Blocked)?;
         Ok(f(&out))
     }
 

@@ -7,7 +7,9 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use crate::sqid::SqidError;
+/// Every variant of a Sqid holds a blocked word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocked;
 
 /// The longest alphabet: every printable ASCII character but the space.
 const MAX_ALPHABET: usize = 94;
@@ -72,8 +74,8 @@ impl SqidEncoder {
     /// Writes the Sqid of `numbers` (1 or more) into `out`, which it clears first.
     ///
     /// # Errors
-    /// [`SqidError::Blocked`] when every variant holds a blocked word.
-    pub fn encode(&self, numbers: &[u64], out: &mut impl Sink) -> Result<(), SqidError> {
+    /// [`Blocked`] when every variant holds a blocked word.
+    pub fn encode(&self, numbers: &[u64], out: &mut impl Sink) -> Result<(), Blocked> {
         let len = self.doubled.len() / 2;
         // The crate tries one more variant than the alphabet has letters.
         for increment in 0..=len {
@@ -83,7 +85,7 @@ impl SqidEncoder {
                 return Ok(());
             }
         }
-        Err(SqidError::Blocked)
+        Err(Blocked)
     }
 
     /// The variant `increment` of the Sqid of `numbers`.
@@ -323,7 +325,7 @@ mod tests {
         let theirs = reference(alphabet, min_length, words);
         let mut out = Vec::new();
         for numbers in lists {
-            let expected = theirs.encode(numbers).map_err(|_| SqidError::Blocked);
+            let expected = theirs.encode(numbers).map_err(|_| Blocked);
             let got = ours
                 .encode(numbers, &mut out)
                 .map(|()| String::from_utf8(out.clone()).unwrap());
@@ -400,6 +402,6 @@ mod tests {
         }
         assert_eq!(compare("abc", 3, &words, &[vec![0], vec![1], vec![5]]), 3);
         let ours = SqidEncoder::new(b"abc", 3, words.iter().map(String::as_str));
-        assert_eq!(ours.encode(&[0], &mut Vec::new()), Err(SqidError::Blocked));
+        assert_eq!(ours.encode(&[0], &mut Vec::new()), Err(Blocked));
     }
 }

@@ -27,24 +27,11 @@ openssl rand -hex 32 >"$work/seal.key" 2>/dev/null || head -c 32 /dev/urandom | 
 
 # count PID PORT PER WORDS...: instructions per call (per ID when PER > 1) of WORDS.
 count() {
-  local pid=$1 port=$2 per=$3 out
+  local pid=$1 port=$2 per=$3
   shift 3
-  redis-cli -p "$port" "$@" >/dev/null
-  callgrind_control -z "$pid" >/dev/null 2>&1
-  redis-benchmark -p "$port" -c 1 -P 1 -n "$N" -q "$@" >/dev/null 2>&1
-  callgrind_control -d "$pid" >/dev/null 2>&1
-  out=$(ls -t "$work"/out.* | head -1)
-  echo $(( $(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1) / N / per ))
-  rm -f "$work"/out.*
+  callgrind_per_call "$pid" "$port" "$per" "$work" "$N" "$@"
 }
-wait_up() {
-  for _ in $(seq 300); do
-    redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
-    sleep 0.1
-  done
-  echo "forms.sh: nothing answers on $1" >&2
-  exit 1
-}
+wait_up() { wait_for_pong "$1" || exit 1; }
 
 # The forms: PLAIN | FORM | IDS PER CALL. Each row is measured against its plain form's count.
 MODULE_FORMS=(

@@ -21,28 +21,11 @@ trap 'rm -rf "$work"' EXIT
 
 # count PID PORT WORDS...: instructions per call of WORDS, one client, unpipelined.
 count() {
-  local pid=$1 port=$2 out
+  local pid=$1 port=$2
   shift 2
-  # shellcheck disable=SC2068
-  redis-cli -p "$port" $@ >/dev/null
-  callgrind_control -z "$pid" >/dev/null 2>&1
-  # shellcheck disable=SC2068
-  redis-benchmark -p "$port" -c 1 -P 1 -n "$N" -q $@ >/dev/null 2>&1
-  callgrind_control -d "$pid" >/dev/null 2>&1
-  out=$(ls -t "$work"/out.* | head -1)
-  echo $(( $(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1) / N ))
-  rm -f "$work"/out.*
+  callgrind_per_call "$pid" "$port" 1 "$work" "$N" "$@"
 }
-
-# wait_up PORT: until the server answers.
-wait_up() {
-  for _ in $(seq 300); do
-    redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
-    sleep 0.1
-  done
-  echo "callgrind-compare.sh: nothing answers on $1" >&2
-  exit 1
-}
+wait_up() { wait_for_pong "$1" || exit 1; }
 
 # module DIR: SNOWFLAKE.NEXT and DATESEQ.NEXT per call, one start.
 module() {

@@ -70,3 +70,29 @@ debian_mirror() {
 idgen_cache() {
   echo "${IDGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/idgen}"
 }
+
+# callgrind_per_call PID PORT DIVISOR OUTDIR N WORDS...: instructions per call of WORDS (divided
+# by DIVISOR: per ID for COUNT forms) in the server PID, run under callgrind writing to
+# OUTDIR/out.*, over N calls from one client, unpipelined. For scripts/callgrind-compare.sh and
+# benches/forms.sh.
+callgrind_per_call() {
+  local pid=$1 port=$2 divisor=$3 dir=$4 n=$5 out
+  shift 5
+  redis-cli -p "$port" "$@" >/dev/null
+  callgrind_control -z "$pid" >/dev/null 2>&1
+  redis-benchmark -p "$port" -c 1 -P 1 -n "$n" -q "$@" >/dev/null 2>&1
+  callgrind_control -d "$pid" >/dev/null 2>&1
+  out=$(ls -t "$dir"/out.* | head -1)
+  echo $(( $(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$out" | head -1) / n / divisor ))
+  rm -f "$dir"/out.*
+}
+
+# wait_for_pong PORT: until the server on PORT answers PING (30 s at most).
+wait_for_pong() {
+  for _ in $(seq 300); do
+    redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
+    sleep 0.1
+  done
+  echo "nothing answers on $1" >&2
+  return 1
+}

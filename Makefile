@@ -54,7 +54,8 @@ bench: build
 	benches/module.sh
 	benches/ticket.sh
 	benches/forms.sh
-	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md, target/bench/forms.md"
+	benches/python.sh
+	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md, target/bench/forms.md, target/bench/python.md"
 
 wheel: deps
 	scripts/wheel.sh

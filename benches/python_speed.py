@@ -32,15 +32,18 @@ def main() -> None:
     url, ttl_ms = sys.argv[1], int(sys.argv[2])
     rows = []
     with idgen.LeasedSnowflake(url, "bench-python", ttl_ms=ttl_ms, max_drift_ms=15_000) as ids:
-        rows.append(("idgen LeasedSnowflake.next()", rate(ids.next, 300_000), ""))
+        rows.append(("idgen LeasedSnowflake.next()", rate(ids.next, 300_000), "int"))
         many = rate(lambda: ids.next_many(1_000), 1_000, per_call=1_000)
-        rows.append(("idgen LeasedSnowflake.next_many(1000), per ID", many, ""))
+        rows.append(("idgen LeasedSnowflake.next_many(1000), per ID", many, "list of int"))
     rows.append(("idgen.uuid7()", rate(idgen.uuid7, 200_000), "uuid.UUID"))
     rows.append(("idgen.ulid()", rate(idgen.ulid, 200_000), "str"))
     try:
         import uuid_utils
+        import uuid_utils.compat
 
         rows.append(("uuid_utils.uuid7()", rate(uuid_utils.uuid7, 200_000), "its own UUID"))
+        compat = rate(uuid_utils.compat.uuid7, 200_000)
+        rows.append(("uuid_utils.compat.uuid7()", compat, "uuid.UUID"))
     except ImportError:
         rows.append(("uuid_utils.uuid7()", None, "not installed"))
     rows.append(("uuid.uuid4()", rate(uuid.uuid4, 200_000), "uuid.UUID"))
@@ -52,18 +55,19 @@ def main() -> None:
         from snowflake import SnowflakeGenerator
 
         generator = SnowflakeGenerator(1)
-        rows.append(("snowflake-id SnowflakeGenerator", rate(lambda: next(generator), 100_000), ""))
+        rows.append(("snowflake-id SnowflakeGenerator", rate(lambda: next(generator), 100_000), "int"))
     except ImportError:
         rows.append(("snowflake-id SnowflakeGenerator", None, "not installed"))
     try:
         from ulid import ULID
 
         rows.append(("python-ulid ULID()", rate(ULID, 100_000), "ULID object"))
+        rows.append(("python-ulid str(ULID())", rate(lambda: str(ULID()), 100_000), "str"))
     except ImportError:
         rows.append(("python-ulid ULID()", None, "not installed"))
 
     print(f"CPython {sys.version.split()[0]}, one process, one thread; the best of 3 rounds.\n")
-    print("| call | calls/s | ns per call | note |")
+    print("| call | calls/s | ns per call | returns |")
     print("|---|---:|---:|---|")
     for name, r, note in rows:
         if r is None:
@@ -86,6 +90,14 @@ def main() -> None:
     if sf:
         goals.append(f"next() runs {nxt / sf:.1f}× snowflake-id (goal: 10×)")
     goals.append(f"next_many(1000) gives {many / 1e6:.1f} M IDs/s (goal: 20 M)")
+    # Against the nearest peer that returns the same type.
+    for ours, peer in [
+        ("idgen.uuid7()", "uuid_utils.compat.uuid7()"),
+        ("idgen.ulid()", "python-ulid str(ULID())"),
+    ]:
+        if by.get(peer):
+            verdict = "is" if by[ours] >= by[peer] else "is NOT"
+            goals.append(f"{ours} {verdict} at least as fast as {peer} ({by[ours] / by[peer]:.2f}×)")
     print("\nGoals: " + "; ".join(goals) + ".")
 
 

@@ -78,7 +78,12 @@ idgen_cache() {
 callgrind_per_call() {
   local pid=$1 port=$2 divisor=$3 dir=$4 n=$5 out
   shift 5
-  redis-cli -p "$port" "$@" >/dev/null
+  # An error reply would stop redis-benchmark after one call: refused here, saying why.
+  out=$(redis-cli -p "$port" "$@" 2>&1 | head -1)
+  if [[ $out =~ ^[A-Z]+\  ]]; then
+    echo "callgrind_per_call: $*: $out" >&2
+    return 1
+  fi
   callgrind_control -z "$pid" >/dev/null 2>&1
   redis-benchmark -p "$port" -c 1 -P 1 -n "$n" -q "$@" >/dev/null 2>&1
   callgrind_control -d "$pid" >/dev/null 2>&1

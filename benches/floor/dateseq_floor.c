@@ -14,19 +14,16 @@
  * Not a generator: no failover gap, no eviction or replica checks, UTC days, no options. The
  * key's name is kept between calls as DATESEQ.NEXT keeps it. A new key is set to 1 with a TTL
  * of two days and replicated as SET (cold path, not counted).
- *
- * The API entries it needs are declared here rather than taken from redismodule.h, which no
- * Debian package installs. */
+ */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-typedef struct RedisModuleCtx RedisModuleCtx;
-typedef struct RedisModuleString RedisModuleString;
+#include "floor_module.h"
+
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleUser RedisModuleUser;
-typedef int (*CommandFunc)(RedisModuleCtx *, RedisModuleString **, int);
 
 #define OK 0
 #define READ (1 << 0)
@@ -38,14 +35,6 @@ typedef int (*CommandFunc)(RedisModuleCtx *, RedisModuleString **, int);
 #define KEY_UPDATE (1 << 5)
 #define KEY_INSERT (1 << 6)
 
-static int (*GetApi)(const char *, void *);
-static void (*SetModuleAttribs)(RedisModuleCtx *, const char *, int, int);
-static int (*CreateCommand)(RedisModuleCtx *, const char *, CommandFunc, const char *, int, int,
-                            int);
-static int (*WrongArity)(RedisModuleCtx *);
-static int (*ReplyWithError)(RedisModuleCtx *, const char *);
-static int (*ReplyWithLongLong)(RedisModuleCtx *, long long);
-static const char *(*StringPtrLen)(const RedisModuleString *, size_t *);
 static RedisModuleString *(*CreateString)(RedisModuleCtx *, const char *, size_t);
 static void (*FreeString)(RedisModuleCtx *, RedisModuleString *);
 static RedisModuleString *(*GetCurrentUserName)(RedisModuleCtx *);
@@ -177,20 +166,15 @@ static int next_unchecked(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     return next(ctx, argv, argc, 0);
 }
 
-#define API(name) GetApi("RedisModule_" #name, &name)
-
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv;
     (void)argc;
-    GetApi = (int (*)(const char *, void *))(unsigned long)((void **)ctx)[0];
-    if (API(SetModuleAttribs) || API(CreateCommand) || API(WrongArity) || API(ReplyWithError) ||
-        API(ReplyWithLongLong) || API(StringPtrLen) || API(CreateString) || API(FreeString) ||
+    if (floor_start(ctx, "dateseqfloor") || API(CreateString) || API(FreeString) ||
         API(GetCurrentUserName) || API(GetModuleUserFromUserName) ||
         API(ACLCheckKeyPermissions) || API(FreeModuleUser) || API(OpenKey) || API(KeyType) ||
         API(StringDMA) || API(StringTruncate) || API(StringSet) || API(SetExpire) ||
         API(CloseKey) || API(Replicate) || API(NotifyKeyspaceEvent))
         return 1;
-    SetModuleAttribs(ctx, "dateseqfloor", 1, 1);
     if (CreateCommand(ctx, "FLOOR.DATESEQ", next_checked, "write deny-oom fast", 1, 1, 1) ||
         CreateCommand(ctx, "FLOOR.DATESEQ-UNCHECKED", next_unchecked, "write deny-oom fast", 1, 1,
                       1))

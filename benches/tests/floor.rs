@@ -1,11 +1,16 @@
 //! DATESEQ.NEXT's API floor (benches/floor/dateseq_floor.c), the instruction table's yardstick,
 //! run for real beside the module: it must do the work DATESEQ.NEXT does for a counter that
 //! exists, the exact ACL check on the counter key included, or the floor it shows is too low.
+//! The decoders' floor (benches/floor/decode_floor.c, benches/forms.sh's plain form for them)
+//! must reply with the very maps the decoders reply with.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use idgen_benches::compare::instructions::FLOOR_SOURCE;
+
+/// The decoders' floor module.
+const DECODE_FLOOR_SOURCE: &str = "benches/floor/decode_floor.c";
 use idgen_tests::redis::Value;
 use idgen_tests::{cmd, error_text, Options, Server};
 
@@ -86,4 +91,43 @@ fn the_floor_refuses_whom_dateseq_next_refuses() {
     // What the check costs is the difference between these two rows of the table.
     let err = refusal(&["FLOOR.DATESEQ-UNCHECKED", "floored"], &mut con);
     assert_eq!(err, "", "the unchecked floor checked");
+}
+
+#[test]
+fn the_decoders_floor_replies_with_the_decoders_maps() {
+    let floor = idgen_tests::compiled(DECODE_FLOOR_SOURCE);
+    let server = Server::start_with(
+        Options::module(&[]).server(&["--loadmodule", &floor.display().to_string()]),
+    );
+    let mut con = server.connection();
+    let mut ids: Vec<(&str, String)> = Vec::new();
+    for _ in 0..20 {
+        let snowflake: i64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut con).unwrap();
+        ids.push(("SNOWFLAKE.DECODE", snowflake.to_string()));
+        ids.push((
+            "UUID7.DECODE",
+            cmd(&["UUID7.NEXT"]).query(&mut con).unwrap(),
+        ));
+        ids.push(("ULID.DECODE", cmd(&["ULID.NEXT"]).query(&mut con).unwrap()));
+    }
+    // Edges: the first and last millisecond, every random bit set, upper and lower case.
+    ids.push(("SNOWFLAKE.DECODE", "0".into()));
+    ids.push(("SNOWFLAKE.DECODE", i64::MAX.to_string()));
+    ids.push((
+        "UUID7.DECODE",
+        "00000000-0000-7000-8000-000000000000".into(),
+    ));
+    ids.push((
+        "UUID7.DECODE",
+        "019AC8E6-1C2A-7FFF-BFFF-FFFFFFFFFFFF".into(),
+    ));
+    ids.push(("ULID.DECODE", "00000000000000000000000000".into()));
+    ids.push(("ULID.DECODE", "01kb4ecr3ezzzzzzzzzzzzzzzz".into()));
+    for (decoder, id) in &ids {
+        let ours: Value = cmd(&[decoder, id]).query(&mut con).unwrap();
+        let floor: Value = cmd(&[&format!("FLOOR.{decoder}"), id])
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(floor, ours, "{decoder} {id}");
+    }
 }

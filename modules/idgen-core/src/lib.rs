@@ -49,8 +49,10 @@ pub mod lease;
 pub mod seal;
 pub mod settings;
 pub mod sqid;
+mod sqid_decoder;
 mod sqid_encoder;
 pub mod time128;
+pub mod utc_text;
 
 pub use at_time::{parse_time, snowflake_at, time128_at, End, TimeError};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -60,3 +62,4 @@ pub use seal::{SealError, Sealer};
 pub use settings::{Settings, SettingsError, DEFAULT_MAX_DRIFT_MS, TWITTER_EPOCH_MS};
 pub use sqid::{SqidCodec, SqidError};
 pub use time128::{Form128, Generator128, Stats128};
+pub use utc_text::with_utc_text;

@@ -4,15 +4,15 @@
 //! a Sqid of the same number, made with an alphabet shuffled as the operator's secret, does not
 //! read as a count. It is an encoding, not encryption: whoever has the alphabet decodes it.
 //!
-//! [`SqidCodec`] wraps the `sqids` crate with the limits a server needs: a bound on how many
+//! [`SqidCodec`] gives the `sqids` crate's strings (through an encoder and decoder of its own,
+//! built for one alphabet) with the limits a server needs: a bound on how many
 //! numbers one string holds and on how long a string it will read (decoding costs grow with
 //! length), a printable-ASCII alphabet, and a canonical check, so that exactly one string
 //! decodes to a given list of numbers and a lookup by string cannot be fooled by a variant.
 
 use std::fmt;
 
-use sqids::Sqids;
-
+use crate::sqid_decoder::SqidDecoder;
 use crate::sqid_encoder::{Sink, SqidEncoder, StackSink};
 
 /// The default alphabet: letters and digits, in the `sqids` crate's order.
@@ -64,9 +64,8 @@ impl std::error::Error for SqidError {}
 /// Encodes lists of numbers as Sqids and back, with one alphabet and minimum length.
 #[derive(Clone, Debug)]
 pub struct SqidCodec {
-    /// Decodes (and its `encode` is the reference the encoder below is tested against).
-    sqids: Sqids,
     encoder: SqidEncoder,
+    decoder: SqidDecoder,
     min_length: u8,
     max_len: usize,
 }
@@ -79,11 +78,6 @@ impl SqidCodec {
     /// [`SqidError::Alphabet`] saying what is wrong with it.
     pub fn new(alphabet: &str, min_length: u8) -> Result<Self, SqidError> {
         check_alphabet(alphabet)?;
-        let sqids = Sqids::builder()
-            .alphabet(alphabet.chars().collect())
-            .min_length(min_length)
-            .build()
-            .map_err(|e| SqidError::Alphabet(e.to_string().to_lowercase()))?;
         // Each number takes at most as many digits as u64::MAX in base (alphabet - 1) (one
         // letter is the separator), plus a separator; then the prefix letter.
         let base = alphabet.len() as u64 - 1;
@@ -97,7 +91,7 @@ impl SqidCodec {
             words.iter().map(String::as_str),
         );
         Ok(SqidCodec {
-            sqids,
+            decoder: SqidDecoder::new(&encoder),
             encoder,
             min_length,
             max_len,
@@ -168,21 +162,31 @@ impl SqidCodec {
     /// # Errors
     /// [`SqidError::TooLong`] past [`SqidCodec::max_len`] (checked before any work), else
     /// [`SqidError::NotASqid`].
-    pub fn decode(&self, text: &str) -> Result<Vec<u64>, SqidError> {
+    pub fn decode(&self, text: impl AsRef<[u8]>) -> Result<Vec<u64>, SqidError> {
+        self.decode_with(text.as_ref(), <[u64]>::to_vec)
+    }
+
+    /// Hands the numbers `text` holds to `f`, read on the stack: [`SqidCodec::decode`] without
+    /// allocating.
+    ///
+    /// # Errors
+    /// As [`SqidCodec::decode`].
+    pub fn decode_with<R>(&self, text: &[u8], f: impl FnOnce(&[u64]) -> R) -> Result<R, SqidError> {
         if text.len() > self.max_len {
             return Err(SqidError::TooLong {
                 len: text.len(),
                 max: self.max_len,
             });
         }
-        let numbers = self.sqids.decode(text);
-        if numbers.is_empty() || numbers.len() > MAX_NUMBERS {
-            return Err(SqidError::NotASqid);
-        }
+        let mut numbers = [0u64; MAX_NUMBERS];
+        let numbers = match self.decoder.decode(text, &mut numbers) {
+            Some(count @ 1..) => &numbers[..count],
+            _ => return Err(SqidError::NotASqid),
+        };
         // Several strings can decode to the same numbers (a different prefix, other padding);
         // only the one encode makes is accepted.
-        match self.encode(&numbers) {
-            Ok(canonical) if canonical == text => Ok(numbers),
+        match self.encode_with(numbers, |canonical| canonical == text) {
+            Ok(true) => Ok(f(numbers)),
             _ => Err(SqidError::NotASqid),
         }
     }
@@ -223,6 +227,7 @@ fn check_alphabet(alphabet: &str) -> Result<(), SqidError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sqids::Sqids;
 
     #[test]
     fn numbers_round_trip_in_the_default_alphabet() {
@@ -262,7 +267,7 @@ mod tests {
         assert_eq!(padded.decode(&text).unwrap(), [1]);
         // A short codec reads no padded string as the same number, and vice versa.
         assert_eq!(
-            padded.decode(&plain.encode(&[1]).unwrap()),
+            padded.decode(plain.encode(&[1]).unwrap()),
             Err(SqidError::NotASqid)
         );
     }
@@ -282,10 +287,10 @@ mod tests {
             assert_eq!(codec.decode(bad), Err(SqidError::NotASqid), "{bad:?}");
         }
         // A string of alphabet letters too long for a u64 overflows: refused, not wrapped.
-        assert_eq!(codec.decode(&"z".repeat(40)), Err(SqidError::NotASqid));
+        assert_eq!(codec.decode("z".repeat(40)), Err(SqidError::NotASqid));
         let max = codec.max_len();
         assert_eq!(
-            codec.decode(&"a".repeat(max + 1)),
+            codec.decode("a".repeat(max + 1)),
             Err(SqidError::TooLong { len: max + 1, max })
         );
     }
@@ -331,11 +336,7 @@ mod tests {
         for (alphabet, min_length) in [(DEFAULT_ALPHABET, 0), ("abc", 0), ("abc", 255), ("0a1", 9)]
         {
             let codec = SqidCodec::new(alphabet, min_length).unwrap();
-            let crate_sqids = Sqids::builder()
-                .alphabet(alphabet.chars().collect())
-                .min_length(min_length)
-                .build()
-                .unwrap();
+            let crate_sqids = crate_sqids(alphabet, min_length);
             for numbers in [vec![0], vec![u64::MAX], vec![u64::MAX; MAX_NUMBERS]] {
                 let ours = codec.encode(&numbers).unwrap();
                 assert_eq!(
@@ -350,5 +351,96 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The `sqids` crate's codec of `alphabet` and `min_length`, with its default blocklist.
+    fn crate_sqids(alphabet: &str, min_length: u8) -> Sqids {
+        Sqids::builder()
+            .alphabet(alphabet.chars().collect())
+            .min_length(min_length)
+            .build()
+            .unwrap()
+    }
+
+    /// What the crate reads from `text`, kept as the codec keeps a reading: when it is 1 to
+    /// [`MAX_NUMBERS`] numbers that encode back to `text`.
+    fn crate_reading(sqids: &Sqids, text: &str) -> Option<Vec<u64>> {
+        let numbers = sqids.decode(text);
+        let canonical = sqids.encode(&numbers).ok();
+        (!numbers.is_empty() && numbers.len() <= MAX_NUMBERS && canonical.as_deref() == Some(text))
+            .then_some(numbers)
+    }
+
+    /// Strings near `text`: each letter changed, one dropped, one added, cut short, run on,
+    /// and a letter from outside the alphabet.
+    fn near(text: &str, alphabet: &[u8], seed: &mut u64) -> Vec<String> {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed as usize
+        };
+        let bytes = text.as_bytes();
+        let mut near = Vec::new();
+        for at in 0..bytes.len() {
+            let mut changed = bytes.to_vec();
+            changed[at] = alphabet[next() % alphabet.len()];
+            near.push(changed);
+        }
+        let at = next() % bytes.len();
+        near.push([&bytes[..at], &bytes[at + 1..]].concat());
+        near.push(
+            [
+                &bytes[..at],
+                &[alphabet[next() % alphabet.len()]],
+                &bytes[at..],
+            ]
+            .concat(),
+        );
+        near.push(bytes[..next() % bytes.len()].to_vec());
+        near.push([bytes, &[alphabet[next() % alphabet.len()]]].concat());
+        near.push([&bytes[..at], b" ", &bytes[at + 1..]].concat());
+        let random = (0..1 + next() % 20).map(|_| alphabet[next() % alphabet.len()]);
+        near.push(random.collect());
+        near.into_iter()
+            .map(|b| String::from_utf8(b).unwrap())
+            .collect()
+    }
+
+    /// The decoder against the crate's: every Sqid reads back to its numbers, and of the
+    /// strings near it, the codec takes exactly those the crate reads and encodes back.
+    #[test]
+    fn reads_what_the_sqids_crate_reads_and_refuses_what_it_refuses() {
+        let printable: String = (0x21u8..=0x7e).map(char::from).collect();
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut compared = 0;
+        for alphabet in [DEFAULT_ALPHABET, "abc", "0a1", "sexSEX", &printable] {
+            for min_length in [0, 1, 4, 10, 33] {
+                let codec = SqidCodec::new(alphabet, min_length).unwrap();
+                let crate_sqids = crate_sqids(alphabet, min_length);
+                for i in 0..60u64 {
+                    let numbers: Vec<u64> = (0..1 + i % 4)
+                        .map(|k| seed.wrapping_mul(i + k) >> (i % 64))
+                        .collect();
+                    let Ok(text) = codec.encode(&numbers) else {
+                        continue;
+                    };
+                    assert_eq!(
+                        codec.decode(&text),
+                        Ok(numbers.clone()),
+                        "{alphabet} {text}"
+                    );
+                    for other in near(&text, alphabet.as_bytes(), &mut seed) {
+                        assert_eq!(
+                            codec.decode(&other).ok(),
+                            crate_reading(&crate_sqids, &other),
+                            "alphabet {alphabet:?}, min length {min_length}: {other:?} near {text:?}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 10_000, "{compared}");
     }
 }

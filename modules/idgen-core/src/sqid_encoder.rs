@@ -12,7 +12,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 pub struct Blocked;
 
 /// The longest alphabet: every printable ASCII character but the space.
-const MAX_ALPHABET: usize = 94;
+pub(crate) const MAX_ALPHABET: usize = 94;
 
 /// Encodes lists of numbers with one alphabet, minimum length and blocklist.
 #[derive(Clone, Debug)]
@@ -69,6 +69,11 @@ impl SqidEncoder {
             min_length: usize::from(min_length),
             blocklist,
         }
+    }
+
+    /// The alphabet as the crate keeps it: shuffled once.
+    pub(crate) fn alphabet(&self) -> &[u8] {
+        &self.doubled[..self.doubled.len() / 2]
     }
 
     /// Writes the Sqid of `numbers` (1 or more) into `out`, which it clears first.
@@ -248,7 +253,7 @@ fn push_digits(mut n: u64, base: usize, letter: impl Fn(usize) -> u8, out: &mut 
 }
 
 /// The Sqids specification's deterministic shuffle.
-fn shuffle(letters: &mut [u8]) {
+pub(crate) fn shuffle(letters: &mut [u8]) {
     let len = letters.len();
     for i in 0..len - 1 {
         let j = len - 1 - i;

@@ -112,14 +112,15 @@ pub fn encode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
             args.len() - 1
         )));
     }
-    let mut numbers = Vec::with_capacity(args.len() - 1);
-    while let Some(arg) = args.next_bytes() {
+    let mut numbers = [0u64; MAX_NUMBERS];
+    let count = args.len() - 1;
+    for slot in &mut numbers[..count] {
+        let arg = args.next_bytes().ok_or(CommandError::WrongArity)?;
         let n = parse_i64(arg).ok_or_else(|| CommandError::not_an_integer(arg))?;
-        let n = CommandError::check_range("IDGEN.ENCODE number", n, 0, i64::MAX)? as u64;
-        numbers.push(n);
+        *slot = CommandError::check_range("IDGEN.ENCODE number", n, 0, i64::MAX)? as u64;
     }
-    let sqid = s.sqids().encode(&numbers)?;
-    ctx.reply_bytes(sqid.as_bytes())
+    s.sqids()
+        .encode_with(&numbers[..count], |sqid| ctx.reply_bytes(sqid))?
 }
 
 /// `IDGEN.DECODE sqid`: the numbers a Sqid of this server's alphabet holds, as an array.
@@ -135,16 +136,19 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
             idgen_core::SqidError::NotASqid
         ))
     };
-    let text = std::str::from_utf8(raw).map_err(|_| not_ours())?;
-    let numbers = s.sqids().decode(text).map_err(|e| match e {
-        idgen_core::SqidError::NotASqid => not_ours(),
-        e => e.into(),
-    })?;
-    // Encode takes only what fits a RESP integer, so a Sqid of a larger number is not ours.
-    if numbers.iter().any(|&n| n > i64::MAX as u64) {
-        return Err(not_ours());
-    }
-    ctx.reply_ids(&numbers, false)
+    s.sqids()
+        .decode_with(raw, |numbers| {
+            // Encode takes only what fits a RESP integer, so a Sqid of a larger number is not
+            // ours.
+            if numbers.iter().any(|&n| n > i64::MAX as u64) {
+                return Err(not_ours());
+            }
+            ctx.reply_ids(numbers, false)
+        })
+        .map_err(|e| match e {
+            idgen_core::SqidError::NotASqid => not_ours(),
+            e => e.into(),
+        })?
 }
 
 #[cfg(test)]

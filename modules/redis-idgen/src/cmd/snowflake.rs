@@ -1,6 +1,6 @@
 //! `SNOWFLAKE.NEXT` and `SNOWFLAKE.DECODE`.
 
-use jiff::Timestamp;
+use idgen_core::with_utc_text;
 
 use crate::args::{time_and_end, Args, MAX_COUNT};
 use crate::cmd::form::Form;
@@ -96,14 +96,11 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
     let id = CommandError::check_range("id", args.next_i64()?, 0, i64::MAX)?;
     let ids = s.snowflakes().generator();
     let (d, epoch_ms) = (ids.decode(id as u64), ids.settings().epoch_ms);
-    let iso = Timestamp::from_millisecond(d.unix_ms)
-        .map(|t| format!("{t:.3}"))
-        .unwrap_or_default();
     ctx.reply_map(6)?;
     ctx.reply_bytes(b"time_ms")?;
     ctx.reply_i64(d.unix_ms)?;
     ctx.reply_bytes(b"time")?;
-    ctx.reply_bytes(iso.as_bytes())?;
+    with_utc_text(d.unix_ms, |iso| ctx.reply_bytes(iso.as_bytes()))?;
     ctx.reply_bytes(b"datacenter")?;
     ctx.reply_i64(d.datacenter as i64)?;
     ctx.reply_bytes(b"worker")?;

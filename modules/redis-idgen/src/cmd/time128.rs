@@ -7,8 +7,7 @@
 //! on a replica, unless `idgen.random-ids-on-replica` is yes: a replica's IDs would be unique
 //! (74 or 80 random bits) but not ordered with its primary's.
 
-use idgen_core::Form128;
-use jiff::Timestamp;
+use idgen_core::{with_utc_text, Form128};
 use ulid::Ulid;
 use uuid::Uuid;
 
@@ -122,17 +121,28 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
     let (unix_ms, random) = form
         .decompose(value)
         .map_err(|e| CommandError::OutOfRange(format!("{} is {e}", crate::error::shown(raw))))?;
-    let iso = Timestamp::from_millisecond(unix_ms as i64)
-        .map(|t| format!("{t:.3}"))
-        .unwrap_or_default();
-    let hex_digits = form.random_bits().div_ceil(4) as usize;
     ctx.reply_map(3)?;
     ctx.reply_bytes(b"time_ms")?;
     ctx.reply_i64(unix_ms as i64)?;
     ctx.reply_bytes(b"time")?;
-    ctx.reply_bytes(iso.as_bytes())?;
+    with_utc_text(unix_ms as i64, |iso| ctx.reply_bytes(iso.as_bytes()))?;
     ctx.reply_bytes(b"random")?;
-    ctx.reply_bytes(format!("{random:0hex_digits$x}").as_bytes())
+    let mut hex = [0u8; 32];
+    ctx.reply_bytes(lower_hex(
+        random,
+        form.random_bits().div_ceil(4) as usize,
+        &mut hex,
+    ))
+}
+
+/// The last `digits` (at most 32) hex digits of `n`, in lower case.
+fn lower_hex(mut n: u128, digits: usize, buf: &mut [u8; 32]) -> &[u8] {
+    let text = &mut buf[32 - digits.min(32)..];
+    for slot in text.iter_mut().rev() {
+        *slot = b"0123456789abcdef"[(n & 0xf) as usize];
+        n >>= 4;
+    }
+    text
 }
 
 /// The 128 bits of a UUID or ULID in text, refusing what its specification calls invalid.

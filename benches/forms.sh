@@ -2,7 +2,7 @@
 # Every form of the module's and the ticket server's commands against its plain form, in
 # instructions per call inside the server (callgrind; N calls a form, one client, unpipelined;
 # COUNT forms per ID; the module's server from reading a command to the event loop's sleep),
-# the median of three server starts: the ratio that issue 51 bounds at 1.5.
+# the median of five server starts: the ratio that issue 51 bounds at 1.5.
 # A decoder's plain form is its floor (benches/floor/decode_floor.c: the same map replied from
 # C), and DATESEQ.NEXT is held within 5% of its floor (benches/floor/dateseq_floor.c).
 #
@@ -12,14 +12,12 @@
 # that every command of the module's COMMANDS table, and every option a command takes, has a
 # row, or a "not measured" line below saying why.
 #
-# not measured: WORKERID.ACQUIRE: a namespace runs out of worker IDs within a few calls
-# not measured: WORKERID.RENEW: its token changes with every call
-# not measured: WORKERID.RELEASE: its token changes with every call
+# not measured: WORKERID.ACQUIRE: a namespace runs out of worker IDs (1,024) within one count
+# not measured: WORKERID.RELEASE: a lease is released once, not N times in a count
 # not measured: WORKERID.LIST: a read of the namespace hash, no form of another command
 # not measured: IDGEN.CLAIM: sent by a primary to its replicas, not by clients
-# not measured: UUID7.UNSEAL: its input is a UUID sealed under the run's own key
-# not measured: TTL: WORKERID.ACQUIRE and WORKERID.RENEW's lease length, not measured
-# not measured: UNTIL: WORKERID.RENEW and WORKERID.RELEASE's fence, not measured
+# not measured: TTL: WORKERID.ACQUIRE's (not measured); WORKERID.RENEW's is in its plain form
+# not measured: UNTIL: WORKERID.RELEASE's (not measured); WORKERID.RENEW's has a row
 # not measured: MAX: of FROMTIME, the same work as its lowest ID; of WORKERID.ACQUIRE, not measured
 #
 # Usage: benches/forms.sh [N]     (default 2000)
@@ -27,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 command -v valgrind >/dev/null || { echo "forms.sh: apt-get install valgrind" >&2; exit 1; }
 N=${1:-2000}
-RUNS=3
+RUNS=5
 OUT=$ROOT/target/bench
 EXPECTED=$ROOT/benches/forms.expected
 mkdir -p "$OUT"
@@ -41,7 +39,8 @@ done
 
 # The rows: PLAIN|FORM|IDS PER CALL[|BAR], each measured against its plain form's count and
 # held at BAR (1.5 unless given). A line "!WORDS" runs WORDS on the server, once, before the
-# rows after it, which the table then shows with it.
+# rows after it, which the table then shows with it. A line "?WORDS" runs WORDS and puts the
+# lines of its reply where the rows after it say {1}, {2}, ...
 MODULE_FORMS=(
   "SNOWFLAKE.NEXT|SNOWFLAKE.NEXT|1"
   "SNOWFLAKE.NEXT|SNOWFLAKE.NEXT COUNT 10|10"
@@ -78,6 +77,11 @@ MODULE_FORMS=(
   "UUID7.NEXT|UUID7.FROMTIME 1795000000000|1"
   "UUID7.NEXT|UUID7.FROMTIME 2026-11-28T09:15:02.123Z|1"
   "UUID7.NEXT|ULID.FROMTIME 1795000000000|1"
+  "?UUID7.NEXT SEALED"
+  "UUID7.NEXT|UUID7.UNSEAL {1}|1"
+  "?WORKERID.ACQUIRE forms TTL 30000"
+  "WORKERID.RENEW forms {1} {2} TTL 30000|WORKERID.RENEW forms {1} {2} TTL 30000|1"
+  "WORKERID.RENEW forms {1} {2} TTL 30000|WORKERID.RENEW forms {1} {2} TTL 30000 UNTIL {4}|1"
   "!CONFIG SET idgen.dateseq-timezone America/New_York"
   "DATESEQ.NEXT bench|DATESEQ.NEXT bench|1"
   "DATESEQ.NEXT bench|DATESEQ.NEXT bench PERIOD month|1"
@@ -94,9 +98,15 @@ TICKET_FORMS=(
 # table RUN PID PORT FORMS...: one server's rows as "FORM<TAB>COUNT<TAB>PLAIN COUNT<TAB>BAR".
 # Each row's plain form is counted just before it, so that both see the server alike.
 table() {
-  local run=$1 pid=$2 port=$3 row plain form per bar note="" base got
+  local run=$1 pid=$2 port=$3 row plain form per bar note="" base got i
+  local reply=()
   shift 3
   for row in "$@"; do
+    if [[ $row == \?* ]]; then
+      # shellcheck disable=SC2086
+      mapfile -t reply < <(redis-cli -p "$port" ${row#\?})
+      continue
+    fi
     if [[ $row == !* ]]; then
       # shellcheck disable=SC2086
       [ "$(redis-cli -p "$port" ${row#!})" = OK ] || { echo "forms.sh: ${row#!} failed" >&2; exit 1; }
@@ -104,10 +114,12 @@ table() {
       continue
     fi
     IFS='|' read -r plain form per bar <<<"$row"
+    local measured=$plain,$form
+    for i in "${!reply[@]}"; do measured=${measured//\{$((i + 1))\}/${reply[$i]}}; done
     # shellcheck disable=SC2086
-    base=$(callgrind_per_call "$pid" "$port" 1 "$work" "$N" $plain)
+    base=$(callgrind_per_call "$pid" "$port" 1 "$work" "$N" ${measured%%,*})
     # shellcheck disable=SC2086
-    got=$(callgrind_per_call "$pid" "$port" "$per" "$work" "$N" $form)
+    got=$(callgrind_per_call "$pid" "$port" "$per" "$work" "$N" ${measured#*,})
     printf '`%s`%s\t%s\t`%s`\t%s\t%s\n' "$form" "$note" "$got" "$plain" "$base" "${bar:-1.5}" >>"$work/run.$run"
   done
 }

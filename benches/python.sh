@@ -12,8 +12,11 @@ port=$(free_port)
 trap 'stop_redis "$work" "$port"; rm -rf "$work"' EXIT
 wheel=$("$ROOT/scripts/wheel.sh")
 "$ROOT/target/venv/bin/python" -m pip install -q --no-index --force-reinstall "$wheel" >&2
-start_redis "$work" "$port"
-"$ROOT/target/venv/bin/python" "$ROOT/benches/python_speed.py" "redis://127.0.0.1:$port" 30000 \
+# A short horizon, as the comparison runs it, passed before the first lease: a lease granted
+# within the horizon of the server's start starts that far ahead of the clock (its fence).
+start_redis "$work" "$port" workerid-horizon-ms 2000
+sleep 2.5
+"$ROOT/target/venv/bin/python" "$ROOT/benches/python_speed.py" "redis://127.0.0.1:$port" 2000 \
   | tee "$OUT/python-speed.txt"
 # The table alone, for the docs.
 grep '^|' "$OUT/python-speed.txt" >"$OUT/python.md"

@@ -108,7 +108,8 @@ fn options_taken(con: &mut Connection, forms: &Forms, command_names: &[&str]) ->
         let mut bases: Vec<Vec<&str>> = forms
             .rows
             .iter()
-            .filter(|row| row[0] == *name)
+            // A row that names the reply of an earlier step ({1}) cannot be sent as it stands.
+            .filter(|row| row[0] == *name && !row.iter().any(|w| w.contains('{')))
             .map(|row| {
                 row.iter()
                     .map(String::as_str)

@@ -61,7 +61,10 @@ impl std::error::Error for TimeError {}
 
 /// `ms` as ISO-8601 in UTC, or the number where no calendar reaches.
 fn iso(ms: i64) -> String {
-    Timestamp::from_millisecond(ms).map_or_else(|_| ms.to_string(), |t| format!("{t:.3}"))
+    crate::with_utc_text(ms, |text| match text {
+        "" => ms.to_string(),
+        text => text.to_string(),
+    })
 }
 
 /// Unix milliseconds from `text`: an integer (as Redis reads one: no sign `+`, no spaces), an

@@ -1,4 +1,5 @@
-//! Decimal integers in and out, as Redis reads and writes them, without allocating.
+//! Integers in and out as text, decimal as Redis reads and writes them, and hex, without
+//! allocating.
 
 /// The decimal digits of `value`, written into the end of `buf`.
 pub fn decimal(mut value: u64, buf: &mut [u8; 20]) -> &[u8] {
@@ -11,6 +12,17 @@ pub fn decimal(mut value: u64, buf: &mut [u8; 20]) -> &[u8] {
             return &buf[at..];
         }
     }
+}
+
+/// The last `digits` (at most 32) hex digits of `value`, in lower case and with leading zeros,
+/// written into the end of `buf`.
+pub fn lower_hex(mut value: u128, digits: usize, buf: &mut [u8; 32]) -> &[u8] {
+    let text = &mut buf[32 - digits.min(32)..];
+    for slot in text.iter_mut().rev() {
+        *slot = b"0123456789abcdef"[(value & 0xf) as usize];
+        value >>= 4;
+    }
+    text
 }
 
 /// Parses a decimal integer the way Redis does: optional '-', digits, no spaces, no overflow.
@@ -57,6 +69,25 @@ mod tests {
         for n in [0, 7, 10, 1_795_349_173_409, u64::MAX] {
             let mut buf = [0u8; 20];
             assert_eq!(decimal(n, &mut buf), n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn hex_is_padded_to_its_width_and_cut_to_it() {
+        for (n, digits) in [
+            (0u128, 19),
+            (0xabc, 20),
+            (u128::MAX, 32),
+            (u128::MAX, 19),
+            (1, 40),
+        ] {
+            let mut buf = [0u8; 32];
+            let full = format!("{n:032x}");
+            let width = digits.min(32);
+            assert_eq!(
+                lower_hex(n, digits, &mut buf),
+                &full.as_bytes()[32 - width..]
+            );
         }
     }
 }

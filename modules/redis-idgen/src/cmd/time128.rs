@@ -128,21 +128,11 @@ fn decode(ctx: &Ctx, mut args: Args, form: Form128) -> Result<(), CommandError> 
     with_utc_text(unix_ms as i64, |iso| ctx.reply_bytes(iso.as_bytes()))?;
     ctx.reply_bytes(b"random")?;
     let mut hex = [0u8; 32];
-    ctx.reply_bytes(lower_hex(
+    ctx.reply_bytes(crate::digits::lower_hex(
         random,
         form.random_bits().div_ceil(4) as usize,
         &mut hex,
     ))
-}
-
-/// The last `digits` (at most 32) hex digits of `n`, in lower case.
-fn lower_hex(mut n: u128, digits: usize, buf: &mut [u8; 32]) -> &[u8] {
-    let text = &mut buf[32 - digits.min(32)..];
-    for slot in text.iter_mut().rev() {
-        *slot = b"0123456789abcdef"[(n & 0xf) as usize];
-        n >>= 4;
-    }
-    text
 }
 
 /// The 128 bits of a UUID or ULID in text, refusing what its specification calls invalid.

@@ -43,8 +43,8 @@ pub use dirs::{data_dir, TempDir};
 pub use ports::{free_port, TEST_PORTS};
 pub use python::run_python;
 pub use replies::{
-    cmd, decode, error_of, error_text, modules_listed, pairs, quotes, sample, when_caught_up,
-    Decoded,
+    cmd, decode, error_of, error_text, modules_listed, pairs, quotes, sample, try_when_caught_up,
+    when_caught_up, Decoded,
 };
 pub use server::{server_program, KillOnDrop, Options, Server, SERVER_VAR};
 pub use waiting::{now_ms, wait_for};

@@ -61,20 +61,32 @@ pub fn error_text(e: &redis::RedisError) -> String {
 /// `command`'s reply, retried for up to 3 s while a Snowflake command is refused because the
 /// node resumed ahead of its clock: a node starts above its load time plus
 /// `idgen.max-drift-ms`, at the drift limit, so right after a start it issues no more than one
-/// tick's sequence per tick of the clock, and may wait for the clock's next tick first.
+/// tick's sequence per tick of the clock, and may wait for the clock's next tick first. The
+/// Functions library says so in its own words: the fence it set at its first use of a key.
 pub fn when_caught_up<T: redis::FromRedisValue>(
     con: &mut redis::Connection,
     command: &redis::Cmd,
 ) -> T {
+    try_when_caught_up(con, command).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`when_caught_up`]'s reply, or the first error that is not the node running ahead of its
+/// clock (panics if that refusal lasts 3 s).
+pub fn try_when_caught_up<T: redis::FromRedisValue>(
+    con: &mut redis::Connection,
+    command: &redis::Cmd,
+) -> redis::RedisResult<T> {
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         match command.query(con) {
-            Ok(value) => return value,
-            Err(e) if e.to_string().contains("behind the last issued ID") => {
+            Err(e)
+                if e.to_string().contains("behind the last issued ID")
+                    || e.to_string().contains("the fence this process set") =>
+            {
                 assert!(Instant::now() < deadline, "still refused after 3 s: {e}");
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(e) => panic!("{e}"),
+            other => return other,
         }
     }
 }

@@ -75,7 +75,8 @@ fn date_sequence_options_and_errors_follow_the_module() {
             "day:20200102",
             "day:20200103",
             &format!("day:{day}"),
-            "owner"
+            "owner",
+            "rate"
         ]
     );
     let none: Option<u64> = cmd(&["FCALL_RO", "dateseq_current", "1", "never"])
@@ -203,4 +204,53 @@ fn a_date_sequence_restored_older_deleted_flushed_or_migrated_repeats_nothing() 
         .unwrap();
     let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", "sf"]));
     assert!(err.contains("reserved of 'sf' holds '1e20'"), "{err}");
+}
+
+/// The values a restart skips follow the sequence's own rate, as its key records it: a
+/// sequence issued in COUNT batches at tens of thousands of values a second skips its peak
+/// rate times the 3 s the docs assume, not the 10,000 floor.
+#[test]
+fn the_gap_after_a_restart_follows_the_sequences_rate() {
+    let dir = idgen_tests::data_dir("library-rate");
+    let options = idgen_tests::Options {
+        no_module: true,
+        dir: Some(dir.to_path_buf()),
+        ..idgen_tests::Options::default()
+    }
+    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut server = idgen_tests::Server::start_with(options.clone());
+    let mut con = server.connection();
+    install(&mut con);
+    let mut last = 0u64;
+    for _ in 0..200 {
+        let range: Vec<u64> = cmd(&["FCALL", "dateseq_next", "1", "busy", "COUNT", "100"])
+            .query(&mut con)
+            .unwrap();
+        last = range[1];
+    }
+    let rate: String = cmd(&["HGET", "busy", "rate"]).query(&mut con).unwrap();
+    let counts: Vec<u64> = rate.split(' ').map(|w| w.parse().unwrap()).collect();
+    let gap = (counts[1].max(counts[2]) * 3).max(GAP);
+    assert!(gap > GAP, "20,000 values in well under a second: {rate}");
+    drop(con);
+    server.kill9();
+    let server = idgen_tests::Server::start_with(idgen_tests::Options {
+        port: Some(server.port),
+        ..options
+    });
+    let after: u64 = cmd(&["FCALL", "dateseq_next", "1", "busy"])
+        .query(&mut server.connection())
+        .unwrap();
+    assert_eq!(after, last + gap + 1, "rate {rate}");
+
+    // A rate the library never wrote is refused, naming it.
+    let mut con = server.connection();
+    let _: () = cmd(&["HSET", "busy", "rate", "fast"])
+        .query(&mut con)
+        .unwrap();
+    let _: () = cmd(&["HSET", "busy", "owner", "another"])
+        .query(&mut con)
+        .unwrap();
+    let err = error_of(&mut con, &cmd(&["FCALL", "dateseq_next", "1", "busy"]));
+    assert!(err.contains("rate of 'busy' holds 'fast'"), "{err}");
 }

@@ -23,16 +23,22 @@ local TIME_MAX = 2 ^ 41 - 1
 local SEQUENCE_MAX = 4095
 local NODE_MAX = 31
 -- How far ahead of the clock IDs may run (borrowed under bursts or after a step back), as the
--- module's idgen.max-drift-ms; a state key's `max_drift_ms` changes it for its IDs.
+-- module's idgen.max-drift-ms; a state key's `max_drift_ms` changes it for its IDs, within the
+-- module's range for that setting.
 local MAX_DRIFT_MS = 1000
-local MAX_DRIFT_RANGE_MS = 3600000
+local MAX_DRIFT_RANGE_MS = 86400000
 -- The reservation written to the state key runs this far ahead of the last ID: one write
 -- in this many ms at most, and after a reload at most this long refused.
 local RESERVE_MS = 100
 local COUNT_MAX = 100000
--- Values each date sequence skips when another process wrote it last (the module's
+-- What a date sequence skips when another process wrote it last (a restart, a failover, a
+-- key that came from another node): its peak rate, in values a second as the key records it,
+-- times the longest time a primary's writes may go unreplicated (FAILOVER_LAG_MS: with
+-- min-replicas-max-lag 1, Redis stops a cut-off primary within 1 s plus the 2 s it takes to
+-- notice, docs/module.md), and never less than FAILOVER_GAP (the module's default
 -- idgen.dateseq-failover-gap).
 local FAILOVER_GAP = 10000
+local FAILOVER_LAG_MS = 3000
 local DATESEQ_COUNT_MAX = 1000000000
 -- Earlier periods a date sequence's key keeps: a clock stepped back by more repeats values.
 local KEPT_PERIODS = 2
@@ -165,18 +171,6 @@ local function integer(name, text, low, high)
   return n, canonical
 end
 
--- A number the operator wrote into a state key's field `name`, in [low, high].
-local function field_integer(name, text, low, high)
-  local n = parse_integer(text)
-  if not n then
-    return nil, fail(name .. ' ' .. shown(text) .. ' is not an integer')
-  end
-  if n < low or n > high then
-    return nil, fail(string.format('%s %s must be between %.0f and %.0f', name, text, low, high))
-  end
-  return n
-end
-
 -- The options in `args` from `first` on (each at most once) among `known` (name -> takes a
 -- value), errors in the module's words.
 local function options(args, known, first)
@@ -226,16 +220,46 @@ local function compose(time, low)
   return decimal(high) .. string.format('%07d', rest)
 end
 
--- A node field of the state key: an integer 0 to 31.
-local function node_field(key, name, text)
-  local n = tonumber(text)
-  if not n or n ~= math.floor(n) or n < 0 or n > NODE_MAX then
-    local given = text and ("'" .. text .. "'") or 'not set'
-    return nil, fail(string.format(
-      "%s of '%s' is %s: set it with HSET %s %s <0 to %d> (one pair per server)",
-      name, key, given, key, name, NODE_MAX))
+-- Every number the library reads from a key goes through here: canonical decimal digits (a
+-- '-' only where `low` is negative; no '+', spaces, leading zeros, fraction or exponent), at
+-- most 16 of them, in [low, high] (within 2^53, where doubles are exact). nil otherwise.
+local function stored(text, low, high)
+  if not text or #text > 17 then return nil end
+  local sign, digits = string.match(text, '^(%-?)(%d+)$')
+  if not digits or #digits > 16 or (#digits > 1 and string.byte(digits) == 48)
+      or (sign == '-' and (low >= 0 or digits == '0')) then
+    return nil
   end
+  local n = tonumber(text)
+  if n < low or n > high then return nil end
   return n
+end
+
+-- The field `name` of `key` as a number in [low, high]; or nil and the error that names the
+-- key and the field, quotes what it holds (cut at 64 bytes) and says how to fix it (`fix`).
+local function field(key, name, text, low, high, fix)
+  local n = stored(text, low, high)
+  if n then return n end
+  local what = text and ('holds ' .. shown(text) .. ', not an integer from ' .. decimal(low)
+    .. ' to ' .. decimal(high)) or 'is not set'
+  return nil, fail(name .. ' of ' .. shown(key) .. ' ' .. what .. ': ' .. fix)
+end
+
+-- The error for a call of function `name` with other than `low` to `high` keys and `low_args`
+-- to `high_args` arguments, or nil.
+local function arity(name, keys, args, low_args, high_args, low, high)
+  low, high = low or 1, high or 1
+  if #keys < low or #keys > high or #args < low_args or #args > high_args then
+    return fail("wrong number of arguments for '" .. name .. "' function")
+  end
+end
+
+-- The state key's fix for its pair's field `name`.
+local function pair_fix(key, name)
+  -- The key as typed where it can be (printable, no spaces), quoted otherwise.
+  local typed = (#key <= 64 and string.match(key, '^[%w%p]+$')) and key or shown(key)
+  return string.format('set it with HSET %s %s <0 to %d> (one pair per server)', typed, name,
+    NODE_MAX)
 end
 
 -- FCALL snowflake_next 1 <state key> [COUNT n]: one ID (decimal text), or with COUNT an array
@@ -243,10 +267,11 @@ end
 -- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's, and
 -- `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
 local function snowflake_next(keys, args)
-  local key = keys[1]
-  if not key then
-    return fail('snowflake_next takes its state key: FCALL snowflake_next 1 <key> [COUNT n]')
+  if #keys ~= 1 then
+    return fail(string.format('snowflake_next takes one key, its state key, and was given %d: '
+      .. 'FCALL snowflake_next 1 <key> [COUNT n]', #keys))
   end
+  local key = keys[1]
   local opts, err = options(args, { COUNT = true })
   if not opts then return err end
   local count = 1
@@ -256,33 +281,52 @@ local function snowflake_next(keys, args)
   end
   local h = redis.call('HMGET', key, 'worker', 'datacenter', 'owner', 'reserved', 'epoch',
     'issued_epoch', 'max_drift_ms')
-  local worker, datacenter
-  worker, err = node_field(key, 'worker', h[1])
+  local worker, datacenter, reserved, issued
+  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix(key, 'worker'))
   if not worker then return err end
-  datacenter, err = node_field(key, 'datacenter', h[2])
+  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix(key, 'datacenter'))
   if not datacenter then return err end
   local epoch = EPOCH_MS
   if h[5] then
-    epoch, err = field_integer("epoch of '" .. key .. "'", h[5], -2 ^ 45, 2 ^ 45)
+    epoch, err = field(key, 'epoch', h[5], -2 ^ 45, 2 ^ 45,
+      "Unix ms, or HDEL it for Twitter's epoch")
     if not epoch then return err end
   end
   local drift = MAX_DRIFT_MS
   if h[7] then
-    drift, err = field_integer("max_drift_ms of '" .. key .. "'", h[7], 0, MAX_DRIFT_RANGE_MS)
+    drift, err = field(key, 'max_drift_ms', h[7], 0, MAX_DRIFT_RANGE_MS,
+      'HDEL it for the default ' .. MAX_DRIFT_MS)
     if not drift then return err end
   end
-  if h[6] and tonumber(h[6]) ~= epoch then
+  if h[4] then
+    reserved, err = field(key, 'reserved', h[4], 0, 2 ^ 53 - 1, 'the library writes it; HDEL it '
+      .. 'to start above the clock plus the drift limit')
+    if not reserved then return err end
+  end
+  if h[6] then
+    issued, err = field(key, 'issued_epoch', h[6], -2 ^ 45, 2 ^ 45, 'the library writes it: put '
+      .. 'back the epoch its IDs were issued under')
+    if not issued then return err end
+  elseif h[3] then
+    -- The library's mark is there, so it issued IDs under the key: under which epoch?
+    return fail(string.format('issued_epoch of %s is not set, but the library issued IDs under '
+      .. 'it: put back the epoch they were issued under (HSET %s issued_epoch <Unix ms>), or '
+      .. 'give a new state key a pair no server used', shown(key), shown(key)))
+  end
+  if issued and issued ~= epoch then
     -- Under another epoch the same time field is another time: new IDs could equal old ones.
     return fail(string.format(
-      "epoch of '%s' is %s, but its IDs were issued under %s: they could repeat; put it back, "
-        .. 'or give a new state key a pair no server used', key, decimal(epoch), h[6]))
+      "epoch of %s is %s, but its IDs were issued under %s: they could repeat; put it back, "
+        .. 'or give a new state key a pair no server used', shown(key), decimal(epoch),
+      decimal(issued)))
   end
   local node = datacenter * 32 + worker
   local holder = nodes[node]
   if holder and holder ~= key then
     return fail(string.format(
-      "'%s' and '%s' both give datacenter %d worker %d on this server: they would issue the "
-        .. "same IDs; give each state key a pair of its own", holder, key, datacenter, worker))
+      "%s and %s both give datacenter %d worker %d on this server: they would issue the "
+        .. "same IDs; give each state key a pair of its own", shown(holder), shown(key),
+      datacenter, worker))
   end
   local now = now_ms()
   local mark = process(now)
@@ -292,24 +336,68 @@ local function snowflake_next(keys, args)
     -- the clock plus the drift limit, above every ID this one made under it).
     nodes[state.node] = nil
   end
-  if h[4] and not string.match(h[4], '^%d+$') then
-    return fail(string.format("reserved of '%s' holds %s, which the library does not write: "
-      .. 'HDEL it to start above the clock plus the drift limit', key, shown(h[4])))
-  end
   if not state or state.node ~= node or h[3] ~= mark then
     -- Another process wrote this key last (a restart, a failover), this one reloaded the
-    -- library, or changed its pair: start above all it may have issued. A reload is covered by
-    -- the reservation, which runs ahead of every ID written. Another process issued at most
-    -- its clock at its last call plus the drift limit, and its last call was a millisecond or
-    -- more ago (a restart or a failover takes longer), on a clock this one's agrees with.
-    local start = math.max(tonumber(h[4]) or 0, now + drift - 1)
-    state = { node = node, last = start, sequence = SEQUENCE_MAX, reserved = start }
+    -- library, or changed its pair, or the key is new: start above all that may have been
+    -- issued under the pair. A reload is covered by the reservation, which runs ahead of every
+    -- ID written. Another process issued at most its clock at its last call plus the drift
+    -- limit, and its last call was a millisecond or more ago (a restart or a failover takes
+    -- longer), on a clock this one's agrees with.
+    local start = math.max(reserved or 0, now + drift - 1)
+    if state and state.node == node then
+      start = math.max(start, state.last)
+    end
+    -- `fence`: the start when it is the clock plus the drift limit, not IDs known to be
+    -- issued (a reservation, or this state's own), which the clock is then behind.
+    state = { node = node, last = start, sequence = SEQUENCE_MAX, reserved = start,
+      fence = start == now + drift - 1 and start or nil, fenced_at = now }
     snowflake[key] = state
     -- Marked at once, so a call refused below (ahead of the clock) does not fence again.
     redis.call('HSET', key, 'owner', mark, 'reserved', decimal(start), 'issued_epoch',
       decimal(epoch))
   end
+  -- The key is the library's from here: an expiry put on it would take the pair and the
+  -- reservation with it.
+  redis.call('PERSIST', key)
   local last, sequence = state.last, state.sequence
+  -- The ticks this call's IDs take, first and last, checked before any is made.
+  local first_tick, final
+  if now > last then
+    first_tick, final = now, now + math.floor((count - 1) / 4096)
+  elseif count <= SEQUENCE_MAX - sequence then
+    first_tick, final = last, last
+  else
+    first_tick = sequence < SEQUENCE_MAX and last or last + 1
+    final = last + math.ceil((count - (SEQUENCE_MAX - sequence)) / 4096)
+  end
+  if final - now > drift then
+    local over = final - now - drift
+    if math.ceil(count / 4096) > drift + 1 then
+      return fail(string.format('COUNT %d needs %d ms of IDs, more than the drift limit of %d ms '
+        .. 'lets run ahead of the clock at once: ask for fewer', count, math.ceil(count / 4096),
+        drift))
+    end
+    if state.fence and last <= state.fence + 1 and now <= state.fence
+        and now >= state.fenced_at then
+      -- Not the clock (it has not gone back since) nor IDs issued ahead of it (none went past
+      -- the fence's first tick): the fence, which the clock passes within the drift limit.
+      return fail(string.format('IDs of %s resume above %s, the fence this process set at its '
+        .. 'first use of the key (after a start, a failover, a reload of the library, or for a '
+        .. 'new key, it cannot know what was issued under datacenter %d worker %d up to the '
+        .. 'clock plus the drift limit, %d ms): COUNT %d would run %d ms past that limit; '
+        .. 'retry in %d ms, or ask for fewer', shown(key), decimal(state.fence), datacenter,
+        worker, drift, count, over, over))
+    end
+    return fail(string.format(
+      'clock is %d ms behind the last issued ID (limit %d ms): retry once it catches up',
+      math.max(first_tick, now + drift + 1) - now, drift))
+  end
+  if first_tick < epoch or final - epoch > TIME_MAX then
+    return fail(string.format(
+      'the Snowflake time field holds %s to %s ms after 1970 with the epoch %s: %s is outside',
+      decimal(epoch), decimal(epoch + TIME_MAX), decimal(epoch),
+      decimal(first_tick < epoch and first_tick or epoch + TIME_MAX + 1)))
+  end
   local low_node = node * 4096
   local ids = {}
   for i = 1, count do
@@ -320,18 +408,7 @@ local function snowflake_next(keys, args)
     else
       last, sequence = last + 1, 0
     end
-    if last - now > drift then
-      return fail(string.format(
-        'clock is %d ms behind the last issued ID (limit %d ms): retry once it catches up',
-        last - now, drift))
-    end
-    local time = last - epoch
-    if time < 0 or time > TIME_MAX then
-      return fail(string.format(
-        'the Snowflake time field holds %s to %s ms after 1970 with the epoch %s: %s is outside',
-        decimal(epoch), decimal(epoch + TIME_MAX), decimal(epoch), decimal(last)))
-    end
-    ids[i] = compose(time, low_node + sequence)
+    ids[i] = compose(last - epoch, low_node + sequence)
   end
   state.last, state.sequence = last, sequence
   nodes[node] = key
@@ -407,125 +484,195 @@ local function dateseq_options(args, counted)
     range = opts.COUNT ~= nil }
 end
 
--- A date-sequence call of function `name`: its key and options, and the period's label and
--- its field in the key now.
+-- A date-sequence call of function `name`: its key, its witness key if given, its options,
+-- and the period's label and its field in the key now. The witness key is a second hash (in
+-- the key's slot, e.g. `{order}` and `{order}:witness`) that mirrors the sequence's: what a
+-- DEL, a lowered counter or an older copy takes from one, the other keeps, and replication
+-- carries both to every replica.
 local function dateseq_call(name, keys, args)
-  local key = keys[1]
-  if not key then
-    return nil, fail(name .. ' takes its key: FCALL ' .. name .. ' 1 <key> [options]')
+  if #keys ~= 1 and #keys ~= 2 then
+    return nil, fail(string.format("%s takes the sequence's key and, if it has one, its "
+      .. 'witness key; it was given %d keys: FCALL %s 1 <key> [options], or FCALL %s 2 <key> '
+      .. '<witness key> [options]', name, #keys, name, name))
+  end
+  if keys[2] == keys[1] then
+    return nil, fail('the witness key ' .. shown(keys[1]) .. " is the sequence's own key: name "
+      .. 'another key in its slot, e.g. {order} and {order}:witness')
   end
   local o, err = dateseq_options(args, name == 'dateseq_next')
   if not o then return nil, err end
-  o.key = key
+  o.key, o.witness = keys[1], keys[2]
   o.now = now_ms()
   o.label = period_label(o.period, o.now)
   o.field = string.lower(o.period) .. ':' .. o.label
   return o
 end
 
--- An error if the counter `field` of `key` holds what the library never writes (nil if it
--- holds a count, or nothing).
-local function not_a_count(key, field, raw)
-  if raw and not (string.match(raw, '^%d+$') and #raw <= 15) then
-    return fail(string.format("the counter '%s' of '%s' holds %s, not a count", field, key,
-      shown(raw)))
+-- The counter `name` of `key` as it holds it (nil for none), or nil and the error naming what
+-- it holds that the library never writes.
+local function counter(key, name, raw)
+  if not raw then return nil end
+  local n = stored(raw, 0, 2 ^ 53 - 1)
+  if not n then
+    return nil, fail(string.format("the counter '%s' of %s holds %s, not a count", name,
+      shown(key), shown(raw)))
+  end
+  return n
+end
+
+-- A sequence's rate as its key records it: the second of its last write, the values given in
+-- that second and in the one before; or nil and the error.
+local function rate_of(key, raw)
+  if not raw then return { 0, 0, 0 } end
+  local s, n, p = string.match(raw, '^(%d+) (%d+) (%d+)$')
+  local r = s and { stored(s, 0, 2 ^ 53 - 1), stored(n, 0, 2 ^ 53 - 1),
+    stored(p, 0, 2 ^ 53 - 1) }
+  if not (r and r[1] and r[2] and r[3]) then
+    return nil, fail(string.format("rate of %s holds %s, not '<second> <values> <values>' as the "
+      .. 'library writes it: HDEL it (a takeover then skips %d values)', shown(key), shown(raw),
+      FAILOVER_GAP))
+  end
+  return r
+end
+
+-- What a takeover skips: the peak rate the key recorded (values a second) times the lag the
+-- docs assume, and never less than FAILOVER_GAP.
+local function gap_of(rate)
+  return math.max(FAILOVER_GAP, math.ceil(math.max(rate[2], rate[3]) * FAILOVER_LAG_MS / 1000))
+end
+
+-- The rate after `count` more values at `now`, as the key keeps it.
+local function rate_after(rate, now, count)
+  local second = math.floor(now / 1000)
+  if second <= rate[1] then
+    -- This second, or a clock stepped back: the same window.
+    return decimal(rate[1]) .. ' ' .. decimal(rate[2] + count) .. ' ' .. decimal(rate[3])
+  elseif second == rate[1] + 1 then
+    return decimal(second) .. ' ' .. decimal(count) .. ' ' .. decimal(rate[2])
+  end
+  return decimal(second) .. ' ' .. decimal(count) .. ' 0'
+end
+
+-- Drops all but the KEPT_PERIODS latest counters of `period` before `label` from `key`: kept
+-- so that a clock stepped back across the period's start finds its counter (as the module
+-- keeps a counter idgen.dateseq-ttl, two days, past its period).
+local function prune(key, period, label)
+  local earlier = {}
+  for _, name in ipairs(redis.call('HKEYS', key)) do
+    local p, l = string.match(name, '^(%a+):(%d+)$')
+    if p == period and tonumber(l) < label then
+      table.insert(earlier, tonumber(l))
+    end
+  end
+  table.sort(earlier)
+  for i = 1, #earlier - KEPT_PERIODS do
+    redis.call('HDEL', key, period .. ':' .. decimal(earlier[i]))
   end
 end
 
--- FCALL dateseq_next 1 <key> [DIGITS d] [COUNT n] [PERIOD day|month|year] [STRING]:
--- yyyyMMdd * 10^d + seq from this period's counter, a field of the hash <key>; with COUNT the
--- range [first, last].
+-- FCALL dateseq_next 1 <key> [DIGITS d] [COUNT n] [PERIOD day|month|year] [STRING] (or 2 <key>
+-- <witness key> ...): yyyyMMdd * 10^d + seq from this period's counter, a field of the hash
+-- <key> (and of its witness); with COUNT the range [first, last].
 local function dateseq_next(keys, args)
   local o, err = dateseq_call('dateseq_next', keys, args)
   if not o then return err end
-  local key, label, field = o.key, o.label, o.field
-  local h = redis.call('HMGET', key, field, 'owner')
-  err = not_a_count(key, field, h[1])
+  local key, witness, label, field = o.key, o.witness, o.label, o.field
+  -- Read at every call: a policy set since the last one can evict the key before the next.
+  err = evictable('date sequences: one evicted and found missing after a restart starts '
+    .. 'again at the gap and repeats its values')
   if err then return err end
-  local held = tonumber(h[1]) or 0
+  local h = redis.call('HMGET', key, field, 'owner', 'rate')
+  local w = witness and redis.call('HMGET', witness, field, 'owner', 'rate') or {}
+  local held, kept
+  held, err = counter(key, field, h[1])
+  if err then return err end
+  kept, err = counter(witness, field, w[1])
+  if err then return err end
+  -- The copy that went furthest speaks for the sequence (the key's when neither holds this
+  -- period, unless the key is gone).
+  local owner, rate_text = h[2], h[3]
+  if (kept or -1) > (held or -1) or (not h[1] and not h[2] and not h[3] and witness) then
+    owner, rate_text = w[2], w[3]
+  end
+  local rate
+  rate, err = rate_of(key, rate_text)
+  if not rate then return err end
+  local n = math.max(held or 0, kept or 0)
   local mark = process(o.now)
   local mine = given[key]
   local witnessed = mine and mine[field]
-  if not witnessed then
-    -- First use of this period's counter by this state (checked once, not on every call):
-    -- an evicted key found after a restart would start again at the gap.
-    err = evictable('date sequences: one evicted and found missing after a restart starts '
-      .. 'again at the gap and repeats its values')
-    if err then return err end
-  end
-  local gap = ''
-  if h[2] ~= mark and not (not h[2] and witnessed) then
+  local gap = 0
+  if owner ~= mark and not (not owner and witnessed) then
     -- Another process wrote it last: what it gave since its last write that reached this
     -- copy may be lost (a failover, a restart from an older file). Skip past it. (A key
     -- that vanished under this process continues above what this process gave.)
-    held = held + FAILOVER_GAP
-    gap = string.format(' (a server process skips %d values on its first use of a key)',
-      FAILOVER_GAP)
+    gap = gap_of(rate)
+    n = n + gap
   end
-  if witnessed and witnessed > held then
-    held = witnessed
+  if witnessed and witnessed > n then
+    n = witnessed
   end
-  local first, last = held + 1, held + o.count
+  local first, last = n + 1, n + o.count
   if last >= 10 ^ o.digits then
     -- The module's words for each case: spent after the gap, a COUNT that does not fit, spent.
     local spent = string.format('the sequence for %s is spent: it no longer fits in %d digits',
       decimal(label), o.digits)
-    if gap ~= '' then
-      return fail(spent .. gap .. ': use more DIGITS')
+    if gap > 0 then
+      return fail(string.format('%s (a server process skips %d values on its first use of a '
+        .. 'key: its peak rate times %d ms, at least %d): use more DIGITS', spent, gap,
+        FAILOVER_LAG_MS, FAILOVER_GAP))
     end
-    if held + 1 < 10 ^ o.digits then
+    if n + 1 < 10 ^ o.digits then
       return fail(string.format('COUNT %d does not fit: %s values are left for %s in %d DIGITS',
-        o.count, decimal(10 ^ o.digits - 1 - held), decimal(label), o.digits))
+        o.count, decimal(10 ^ o.digits - 1 - n), decimal(label), o.digits))
     end
     return fail(spent)
   end
-  -- Written in one HSET: this period's counter, the mark, and after a takeover the key's other
-  -- periods past the gap too (the old process may have given values of each of them past its
-  -- last write that reached this copy).
-  local write = { key, field, decimal(last), 'owner', mark }
-  if gap ~= '' then
-    local all = redis.call('HGETALL', key)
-    for i = 1, #all, 2 do
-      local name, count = all[i], all[i + 1]
-      if name ~= field and string.match(name, '^%a+:%d+$') and not not_a_count(key, name, count)
-      then
-        table.insert(write, name)
-        table.insert(write, decimal(tonumber(count) + FAILOVER_GAP))
+  -- Written in one HSET to each copy: this period's counter, the mark, the rate, and after a
+  -- takeover the key's other periods past the gap too (the old process may have given values
+  -- of each of them past its last write that reached this copy).
+  local write = { key, field, decimal(last), 'owner', mark, 'rate',
+    rate_after(rate, o.now, o.count) }
+  if gap > 0 then
+    local others = {}
+    for _, k in ipairs({ key, witness }) do
+      local all = redis.call('HGETALL', k)
+      for i = 1, #all, 2 do
+        local name, c = all[i], stored(all[i + 1], 0, 2 ^ 53 - 1)
+        if name ~= field and c and string.match(name, '^%a+:%d+$') and c > (others[name] or -1)
+        then
+          others[name] = c
+        end
       end
+    end
+    for name, c in pairs(others) do
+      table.insert(write, name)
+      table.insert(write, decimal(c + gap))
     end
   end
   redis.call('HSET', unpack(write))
+  redis.call('PERSIST', key)
+  if witness then
+    redis.call('HSET', witness, unpack(write, 2))
+    redis.call('PERSIST', witness)
+  end
   if not mine then
     mine = {}
     given[key] = mine
   end
+  local period = string.lower(o.period)
   if not witnessed then
     -- A period new to this state: keep the KEPT_PERIODS latest before it.
     local labels = {}
-    local prefix = string.lower(o.period) .. ':'
     for name in pairs(mine) do
-      if string.sub(name, 1, #prefix) == prefix then table.insert(labels, name) end
+      if string.sub(name, 1, #period + 1) == period .. ':' then table.insert(labels, name) end
     end
     table.sort(labels)
     for i = 1, #labels - KEPT_PERIODS do mine[labels[i]] = nil end
   end
   mine[field] = last
-  if not h[1] then
-    -- A new period: drop all but the KEPT_PERIODS latest before it, kept so that a clock
-    -- stepped back across the period's start finds its counter (as the module keeps a
-    -- counter idgen.dateseq-ttl, two days, past its period).
-    local earlier = {}
-    for _, name in ipairs(redis.call('HKEYS', key)) do
-      local p, l = string.match(name, '^(%a+):(%d+)$')
-      if p == string.lower(o.period) and tonumber(l) < label then
-        table.insert(earlier, tonumber(l))
-      end
-    end
-    table.sort(earlier)
-    for i = 1, #earlier - KEPT_PERIODS do
-      redis.call('HDEL', key, string.lower(o.period) .. ':' .. decimal(earlier[i]))
-    end
-  end
+  if not h[1] then prune(key, period, label) end
+  if witness and not w[1] then prune(witness, period, label) end
   if o.range then
     return { dateseq_value(label, o.digits, first, o.text),
       dateseq_value(label, o.digits, last, o.text) }
@@ -533,23 +680,24 @@ local function dateseq_next(keys, args)
   return dateseq_value(label, o.digits, first, o.text)
 end
 
--- FCALL_RO dateseq_current 1 <key> [DIGITS d] [PERIOD p] [STRING]: the last value given this
--- period, or nil.
+-- FCALL_RO dateseq_current 1 <key> [DIGITS d] [PERIOD p] [STRING] (or 2 <key> <witness key>
+-- ...): the last value given this period, or nil.
 local function dateseq_current(keys, args)
   local o, err = dateseq_call('dateseq_current', keys, args)
   if not o then return err end
-  local raw = redis.call('HGET', o.key, o.field)
-  err = not_a_count(o.key, o.field, raw)
+  local held, kept
+  held, err = counter(o.key, o.field, redis.call('HGET', o.key, o.field))
   if err then return err end
-  local held = raw and tonumber(raw)
-  local witnessed = given[o.key] and given[o.key][o.field]
-  if witnessed and (not held or witnessed > held) then
-    held = witnessed
+  if o.witness then
+    kept, err = counter(o.witness, o.field, redis.call('HGET', o.witness, o.field))
+    if err then return err end
   end
-  if not held then
+  local witnessed = given[o.key] and given[o.key][o.field]
+  local n = math.max(held or -1, kept or -1, witnessed or -1)
+  if n < 0 then
     return nil
   end
-  return dateseq_value(o.label, o.digits, held, o.text)
+  return dateseq_value(o.label, o.digits, n, o.text)
 end
 
 -- Worker-ID leases: WORKERID.ACQUIRE, RENEW, RELEASE and LIST of the module, on its namespace
@@ -573,14 +721,7 @@ end
 
 -- A count the library wrote: digits, exact in a double.
 local function count_of(text)
-  if not string.match(text, '^%d+$') or #text > 16 then
-    return nil
-  end
-  local n = tonumber(text)
-  if n >= 2 ^ 53 then
-    return nil
-  end
-  return n
+  return stored(text, 0, 2 ^ 53 - 1)
 end
 
 local function record_text(l)
@@ -784,14 +925,6 @@ local function holder_args(args)
   return { worker = worker, token = token, worker_text = worker_text, token_text = token_text }
 end
 
--- The error for a call of function `name` with other than one key and `low` to `high`
--- arguments, or nil.
-local function arity(name, keys, args, low, high)
-  if #keys ~= 1 or #args < low or #args > high then
-    return fail("wrong number of arguments for '" .. name .. "' function")
-  end
-end
-
 -- FCALL workerid_acquire 1 <ns> TTL ms [MAX n]: [worker_id, token, expires_at_ms,
 -- start_above_ms].
 local function workerid_acquire(keys, args)
@@ -940,7 +1073,9 @@ redis.register_function{
 }
 redis.register_function{
   function_name = 'idgen_version',
-  callback = function() return VERSION end,
+  callback = function(keys, args)
+    return arity('idgen_version', keys, args, 0, 0, 0, 0) or VERSION
+  end,
   flags = { 'no-writes' },
 }
 redis.register_function('workerid_acquire', workerid_acquire)

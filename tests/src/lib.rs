@@ -24,6 +24,7 @@ pub mod lease;
 pub mod library;
 pub mod losses;
 pub mod partition;
+pub mod places;
 mod ports;
 mod python;
 mod replies;

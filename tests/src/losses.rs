@@ -43,6 +43,17 @@ pub fn run(con: &mut redis::Connection, words: &[&str]) {
         .unwrap_or_else(|e| panic!("{words:?}: {e}"));
 }
 
+/// Puts `older` (a DUMP of `key`) back in its place, replacing what is there.
+pub fn restore_older(con: &mut redis::Connection, key: &str, older: &[u8]) {
+    let _: () = redis::cmd("RESTORE")
+        .arg(key)
+        .arg(0)
+        .arg(older)
+        .arg("REPLACE")
+        .query(con)
+        .unwrap();
+}
+
 /// Every way, and what must come of it.
 pub fn dateseq_ways() -> Vec<Way> {
     use Outcome::*;
@@ -114,15 +125,7 @@ pub fn dateseq_ways() -> Vec<Way> {
         },
         Way {
             name: "RESTORE an older DUMP",
-            lose: |con, key, older| {
-                let _: () = redis::cmd("RESTORE")
-                    .arg(key)
-                    .arg(0)
-                    .arg(older)
-                    .arg("REPLACE")
-                    .query(con)
-                    .unwrap();
-            },
+            lose: |con, key, older| restore_older(con, key, older),
             outcome: NoRepeat,
         },
         Way {

@@ -14,30 +14,10 @@ use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, Calendar, Period};
 use idgen_tests::backend::Backend;
-use idgen_tests::losses::{assert_carried_on, run};
+use idgen_tests::losses::{assert_carried_on, restore_older, run};
+use idgen_tests::places::{move_to, second, start, Place, PLACES};
 use idgen_tests::redis::{self, Value};
-use idgen_tests::{both, cmd, error_of, now_ms, wait_for, workspace_root, Options, Server};
-
-/// Where the state is when it is lost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Place {
-    Issuer,
-    /// The issuing process after `FUNCTION LOAD REPLACE` (the library only).
-    Reloaded,
-    /// kill -9 of the issuer and a restart from its AOF (`appendfsync always`).
-    Restarted,
-    PromotedReplica,
-    /// The node the keys were migrated to (`MIGRATE`, as a reshard moves a slot's keys).
-    MigratedTo,
-}
-
-const PLACES: [Place; 5] = [
-    Place::Issuer,
-    Place::Reloaded,
-    Place::Restarted,
-    Place::PromotedReplica,
-    Place::MigratedTo,
-];
+use idgen_tests::{both, cmd, error_of, now_ms, workspace_root};
 
 /// Which key a way acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,15 +180,7 @@ fn ways() -> Vec<Way> {
         Way {
             name: "RESTORE an older DUMP",
             global: false,
-            lose: |con, key, _, older| {
-                let _: () = redis::cmd("RESTORE")
-                    .arg(key)
-                    .arg(0)
-                    .arg(older)
-                    .arg("REPLACE")
-                    .query(con)
-                    .unwrap();
-            },
+            lose: |con, key, _, older| restore_older(con, key, older),
         },
         Way {
             name: "garbage (1e5) by hand",
@@ -285,42 +257,19 @@ fn expected(backend: Backend, witnessed: bool, target: Target, way: &Way, place:
     }
 }
 
-fn install(backend: Backend, server: &Server) {
-    backend.install(server, 30_000);
-}
-
-fn start(backend: Backend, dir: Option<&std::path::Path>) -> Server {
-    let mut options = Options {
-        no_module: backend == Backend::Library,
-        dir: dir.map(|d| d.to_path_buf()),
-        ..Options::default()
-    }
-    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
-    if backend == Backend::Module {
-        options.module_args = vec!["dateseq-failover-gap".into(), "10000".into()];
-    }
-    let server = Server::start_with(options);
-    install(backend, &server);
-    server
-}
-
 /// One run of a place: `cases` (a way, a target, whether the sequence has a witness key)
 /// issued on a first node, moved to `place`, lost there, issued again. Returns how many cases
 /// ran and how many were documented rows.
 fn run_place(backend: Backend, place: Place, cases: &[(&Way, Target, bool)]) -> (usize, usize) {
     let dir = idgen_tests::data_dir("fault-matrix");
-    let mut a = start(backend, Some(&dir));
-    let b =
-        matches!(place, Place::PromotedReplica | Place::MigratedTo).then(|| start(backend, None));
-    if place == Place::MigratedTo && backend == Backend::Module {
-        let b = b.as_ref().unwrap();
-        if b.info_field("arrivals_witnessed") == "0" {
-            eprintln!("{backend:?} / {place:?}: this server does not witness moved state");
-            return (0, 0);
-        }
-    }
-    if place == Place::PromotedReplica {
-        b.as_ref().unwrap().replicate(&a);
+    let a = start(backend, Some(&dir));
+    let b = second(backend, place, &a);
+    if place == Place::MigratedTo
+        && backend == Backend::Module
+        && b.as_ref().unwrap().info_field("arrivals_witnessed") == "0"
+    {
+        eprintln!("{backend:?} / {place:?}: this server does not witness moved state");
+        return (0, 0);
     }
     let spots: Vec<Spot> = cases
         .iter()
@@ -350,57 +299,12 @@ fn run_place(backend: Backend, place: Place, cases: &[(&Way, Target, bool)]) -> 
         olders.push(older);
     }
     drop(con);
-    let holder: Server = match place {
-        Place::Issuer => a,
-        Place::Reloaded => {
-            install(backend, &a);
-            a
-        }
-        Place::Restarted => {
-            let port = a.port;
-            a.kill9();
-            drop(a);
-            let restarted = Server::start_with(
-                Options {
-                    port: Some(port),
-                    no_module: backend == Backend::Library,
-                    dir: Some(dir.to_path_buf()),
-                    module_args: if backend == Backend::Module {
-                        vec!["dateseq-failover-gap".into(), "10000".into()]
-                    } else {
-                        Vec::new()
-                    },
-                    ..Options::default()
-                }
-                .server(&["--appendonly", "yes", "--appendfsync", "always"]),
-            );
-            restarted
-        }
-        Place::PromotedReplica => {
-            let b = b.unwrap();
-            let offset = a.replication_offset();
-            let caught_up = wait_for(Duration::from_secs(20), || b.replication_offset() >= offset);
-            assert!(caught_up, "the replica never caught up");
-            run(&mut b.connection(), &["REPLICAOF", "NO", "ONE"]);
-            drop(a);
-            b
-        }
-        Place::MigratedTo => {
-            let b = b.unwrap();
-            let mut con = a.connection();
-            for spot in &spots {
-                for key in spot.keys() {
-                    for k in [key.clone(), format!("backup:{key}")] {
-                        run(
-                            &mut con,
-                            &["MIGRATE", "127.0.0.1", &b.port.to_string(), &k, "0", "5000"],
-                        );
-                    }
-                }
-            }
-            b
-        }
-    };
+    let keys: Vec<String> = spots
+        .iter()
+        .flat_map(|spot| spot.keys())
+        .flat_map(|key| [format!("backup:{key}"), key])
+        .collect();
+    let holder = move_to(place, backend, a, b, &dir, &keys);
     let mut con = holder.connection();
     let mut documented = 0;
     for (((way, target, witnessed), spot), (values, older)) in
@@ -528,207 +432,3 @@ fn date_sequences_lost_every_way_at_every_place(backend: Backend) {
 }
 
 both!(date_sequences_lost_every_way_at_every_place);
-
-/// A way to lose or change a Snowflake state key `key` (whose pair is `pair`), with an older
-/// DUMP of it; and what must come of it: `None` carries on with no ID repeated, `Some(text)` is
-/// refused naming it and then repaired (`repair`).
-struct StateWay {
-    name: &'static str,
-    lose: fn(&mut redis::Connection, &str, &[u8]),
-    refused: Option<&'static str>,
-    repair: fn(&mut redis::Connection, &str),
-}
-
-fn set_pair(con: &mut redis::Connection, key: &str) {
-    run(con, &["HSET", key, "datacenter", "9", "worker", "21"]);
-}
-
-fn state_ways() -> Vec<StateWay> {
-    let none: fn(&mut redis::Connection, &str) = |_, _| {};
-    vec![
-        StateWay {
-            name: "DEL, the pair set again",
-            lose: |con, key, _| {
-                run(con, &["DEL", key]);
-                set_pair(con, key);
-            },
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "DEL",
-            lose: |con, key, _| run(con, &["DEL", key]),
-            refused: Some("worker of"),
-            repair: set_pair,
-        },
-        StateWay {
-            name: "expired, the pair set again",
-            lose: |con, key, _| {
-                run(con, &["PEXPIRE", key, "1"]);
-                std::thread::sleep(Duration::from_millis(5));
-                set_pair(con, key);
-            },
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "a TTL put on it",
-            lose: |con, key, _| run(con, &["PEXPIRE", key, "60000"]),
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "reserved lowered to 0",
-            lose: |con, key, _| run(con, &["HSET", key, "reserved", "0"]),
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "reserved removed",
-            lose: |con, key, _| run(con, &["HDEL", key, "reserved"]),
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "owner changed",
-            lose: |con, key, _| run(con, &["HSET", key, "owner", "someone:0"]),
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "owner removed",
-            lose: |con, key, _| run(con, &["HDEL", key, "owner"]),
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "max_drift_ms raised",
-            lose: |con, key, _| run(con, &["HSET", key, "max_drift_ms", "5000"]),
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "RESTORE an older DUMP",
-            lose: |con, key, older| {
-                let _: () = redis::cmd("RESTORE")
-                    .arg(key)
-                    .arg(0)
-                    .arg(older)
-                    .arg("REPLACE")
-                    .query(con)
-                    .unwrap();
-            },
-            refused: None,
-            repair: none,
-        },
-        StateWay {
-            name: "issued_epoch removed",
-            lose: |con, key, _| run(con, &["HDEL", key, "issued_epoch"]),
-            refused: Some("issued_epoch of"),
-            repair: |con, key| run(con, &["HSET", key, "issued_epoch", "1288834974657"]),
-        },
-        StateWay {
-            name: "epoch changed",
-            lose: |con, key, _| run(con, &["HSET", key, "epoch", "0"]),
-            refused: Some("but its IDs were issued under 1288834974657"),
-            repair: |con, key| run(con, &["HDEL", key, "epoch"]),
-        },
-        StateWay {
-            name: "datacenter edited to 1e1",
-            lose: |con, key, _| run(con, &["HSET", key, "datacenter", "1e1"]),
-            refused: Some("datacenter of"),
-            repair: set_pair,
-        },
-    ]
-}
-
-/// The Snowflake state key (the library's only state for its IDs) lost or changed every way,
-/// at every place: each case its own server (one pair per server), the IDs of one pair never
-/// repeat and never go back.
-#[test]
-fn snowflake_state_keys_lost_every_way_at_every_place_repeat_nothing() {
-    use idgen_tests::library::snowflakes;
-    let mut cases = 0;
-    for place in PLACES {
-        for way in state_ways() {
-            let case = format!("{place:?} / {}", way.name);
-            let dir = idgen_tests::data_dir("fault-matrix-snowflake");
-            let mut a = start(Backend::Library, Some(&dir));
-            let b = matches!(place, Place::PromotedReplica | Place::MigratedTo)
-                .then(|| start(Backend::Library, None));
-            if place == Place::PromotedReplica {
-                b.as_ref().unwrap().replicate(&a);
-            }
-            let key = "{sf}state";
-            let mut con = a.connection();
-            set_pair(&mut con, key);
-            let mut ids = snowflakes(&mut con, key, 2_000);
-            let older: Vec<u8> = redis::cmd("DUMP").arg(key).query(&mut con).unwrap();
-            ids.extend(snowflakes(&mut con, key, 2_000));
-            drop(con);
-            let holder = match place {
-                Place::Issuer => a,
-                Place::Reloaded => {
-                    install(Backend::Library, &a);
-                    a
-                }
-                Place::Restarted => {
-                    let port = a.port;
-                    a.kill9();
-                    drop(a);
-                    Server::start_with(
-                        Options {
-                            port: Some(port),
-                            no_module: true,
-                            dir: Some(dir.to_path_buf()),
-                            ..Options::default()
-                        }
-                        .server(&[
-                            "--appendonly",
-                            "yes",
-                            "--appendfsync",
-                            "always",
-                        ]),
-                    )
-                }
-                Place::PromotedReplica => {
-                    let b = b.unwrap();
-                    let offset = a.replication_offset();
-                    assert!(wait_for(Duration::from_secs(20), || b.replication_offset() >= offset));
-                    run(&mut b.connection(), &["REPLICAOF", "NO", "ONE"]);
-                    b
-                }
-                Place::MigratedTo => {
-                    let b = b.unwrap();
-                    let port = b.port.to_string();
-                    run(
-                        &mut a.connection(),
-                        &["MIGRATE", "127.0.0.1", &port, key, "0", "5000"],
-                    );
-                    b
-                }
-            };
-            let mut con = holder.connection();
-            (way.lose)(&mut con, key, &older);
-            if let Some(says) = way.refused {
-                let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", key]));
-                assert!(err.contains(says), "{case}: {err}");
-                (way.repair)(&mut con, key);
-            }
-            let after = snowflakes(&mut con, key, 2_000);
-            let highest = *ids.iter().max().unwrap();
-            assert!(
-                after.iter().all(|id| *id > highest),
-                "{case}: an ID went back"
-            );
-            ids.extend(after);
-            let distinct: std::collections::HashSet<u64> = ids.iter().copied().collect();
-            assert_eq!(distinct.len(), ids.len(), "{case}: an ID repeated");
-            let ttl: i64 = cmd(&["PTTL", key]).query(&mut con).unwrap();
-            assert_eq!(ttl, -1, "{case}: the state key kept an expiry after a call");
-            cases += 1;
-        }
-    }
-    eprintln!("{cases} Snowflake state-key cases");
-    assert!(cases >= 5 * 13);
-}

@@ -236,12 +236,14 @@ local function stored(text, low, high)
 end
 
 -- The field `name` of `key` as a number in [low, high]; or nil and the error that names the
--- key and the field, quotes what it holds (cut at 64 bytes) and says how to fix it (`fix`).
+-- key and the field, quotes what it holds (cut at 64 bytes) and says how to fix it (`fix`, a
+-- text, or a function of the key and field that makes it: built only for the error).
 local function field(key, name, text, low, high, fix)
   local n = stored(text, low, high)
   if n then return n end
   local what = text and ('holds ' .. shown(text) .. ', not an integer from ' .. decimal(low)
     .. ' to ' .. decimal(high)) or 'is not set'
+  if type(fix) == 'function' then fix = fix(key, name) end
   return nil, fail(name .. ' of ' .. shown(key) .. ' ' .. what .. ': ' .. fix)
 end
 
@@ -282,9 +284,9 @@ local function snowflake_next(keys, args)
   local h = redis.call('HMGET', key, 'worker', 'datacenter', 'owner', 'reserved', 'epoch',
     'issued_epoch', 'max_drift_ms')
   local worker, datacenter, reserved, issued
-  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix(key, 'worker'))
+  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix)
   if not worker then return err end
-  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix(key, 'datacenter'))
+  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix)
   if not datacenter then return err end
   local epoch = EPOCH_MS
   if h[5] then
@@ -295,7 +297,7 @@ local function snowflake_next(keys, args)
   local drift = MAX_DRIFT_MS
   if h[7] then
     drift, err = field(key, 'max_drift_ms', h[7], 0, MAX_DRIFT_RANGE_MS,
-      'HDEL it for the default ' .. MAX_DRIFT_MS)
+      'HDEL it for the default 1000')
     if not drift then return err end
   end
   if h[4] then

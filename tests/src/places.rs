@@ -1,0 +1,104 @@
+//! The places state can be when it is lost, for the fault matrices (`tests/fault_matrix.rs`,
+//! `tests/fault_matrix_state_key.rs`): the node that made it, the same process after a reload
+//! of the library, a restart from its AOF, a promoted replica, the node it was migrated to.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::backend::Backend;
+use crate::losses::run;
+use crate::{wait_for, Options, Server};
+
+/// Where the state is when it is lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Issuer,
+    /// The issuing process after `FUNCTION LOAD REPLACE` (the library only).
+    Reloaded,
+    /// kill -9 of the issuer and a restart from its AOF (`appendfsync always`).
+    Restarted,
+    PromotedReplica,
+    /// The node the keys were migrated to (`MIGRATE`, as a reshard moves a slot's keys).
+    MigratedTo,
+}
+
+/// Every place, in the order the matrices walk them.
+pub const PLACES: [Place; 5] = [
+    Place::Issuer,
+    Place::Reloaded,
+    Place::Restarted,
+    Place::PromotedReplica,
+    Place::MigratedTo,
+];
+
+/// A server of `backend` (the module, or a plain server with the library installed) with an
+/// AOF written at every command, in `dir` when given so that it can start again there.
+pub fn start(backend: Backend, dir: Option<&Path>) -> Server {
+    let server = Server::start_with(options(backend, dir));
+    backend.install(&server, 30_000);
+    server
+}
+
+fn options(backend: Backend, dir: Option<&Path>) -> Options {
+    Options {
+        no_module: backend == Backend::Library,
+        dir: dir.map(Path::to_path_buf),
+        ..Options::default()
+    }
+    .server(&["--appendonly", "yes", "--appendfsync", "always"])
+}
+
+/// The second node a place needs (a replica to promote, a node to migrate to), or none.
+pub fn second(backend: Backend, place: Place, first: &Server) -> Option<Server> {
+    let b = matches!(place, Place::PromotedReplica | Place::MigratedTo)
+        .then(|| start(backend, None))?;
+    if place == Place::PromotedReplica {
+        b.replicate(first);
+    }
+    Some(b)
+}
+
+/// Moves what `a` (started by [`start`] in `dir`) holds to `place`: the server that holds the
+/// state there. `keys` are migrated for [`Place::MigratedTo`].
+pub fn move_to(
+    place: Place,
+    backend: Backend,
+    mut a: Server,
+    b: Option<Server>,
+    dir: &Path,
+    keys: &[String],
+) -> Server {
+    match place {
+        Place::Issuer => a,
+        Place::Reloaded => {
+            backend.install(&a, 30_000);
+            a
+        }
+        Place::Restarted => {
+            let port = a.port;
+            a.kill9();
+            drop(a);
+            Server::start_with(Options {
+                port: Some(port),
+                ..options(backend, Some(dir))
+            })
+        }
+        Place::PromotedReplica => {
+            let b = b.expect("a replica");
+            let offset = a.replication_offset();
+            let caught_up = wait_for(Duration::from_secs(20), || b.replication_offset() >= offset);
+            assert!(caught_up, "the replica never caught up");
+            run(&mut b.connection(), &["REPLICAOF", "NO", "ONE"]);
+            b
+        }
+        Place::MigratedTo => {
+            let b = b.expect("a node to migrate to");
+            let port = b.port.to_string();
+            let mut con = a.connection();
+            for key in keys {
+                run(&mut con, &["MIGRATE", "127.0.0.1", &port, key, "0", "5000"]);
+            }
+            b
+        }
+    }
+}

@@ -31,21 +31,29 @@ pub const PLACES: [Place; 5] = [
     Place::MigratedTo,
 ];
 
+/// The lease horizon of every server here (`idgen.workerid-horizon-ms`, or the library's
+/// install setting): short, so that a lease matrix waits past its fences in a second.
+pub const HORIZON_MS: u64 = 1_000;
+
 /// A server of `backend` (the module, or a plain server with the library installed) with an
 /// AOF written at every command, in `dir` when given so that it can start again there.
 pub fn start(backend: Backend, dir: Option<&Path>) -> Server {
     let server = Server::start_with(options(backend, dir));
-    backend.install(&server, 30_000);
+    backend.install(&server, HORIZON_MS);
     server
 }
 
 fn options(backend: Backend, dir: Option<&Path>) -> Options {
-    Options {
+    let mut options = Options {
         no_module: backend == Backend::Library,
         dir: dir.map(Path::to_path_buf),
         ..Options::default()
     }
-    .server(&["--appendonly", "yes", "--appendfsync", "always"])
+    .server(&["--appendonly", "yes", "--appendfsync", "always"]);
+    if backend == Backend::Module {
+        options.module_args = vec!["workerid-horizon-ms".into(), HORIZON_MS.to_string()];
+    }
+    options
 }
 
 /// The second node a place needs (a replica to promote, a node to migrate to), or none.
@@ -71,7 +79,7 @@ pub fn move_to(
     match place {
         Place::Issuer => a,
         Place::Reloaded => {
-            backend.install(&a, 30_000);
+            backend.install(&a, HORIZON_MS);
             a
         }
         Place::Restarted => {

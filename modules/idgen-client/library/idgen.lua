@@ -83,10 +83,15 @@ end
 -- that makes a backlog for its first replica takes a new ID too, but clears the second.
 -- Also sets the lease fence (see the leases below), which follows the same events; `now` is
 -- the call's clock.
+local NO_REPLID = '0000000000000000000000000000000000000000'
 local function process(now)
+  -- Plain finds and fixed-width cuts (replication IDs are 40 hex digits): patterns scanned over
+  -- the section's text cost more than the INFO call.
   local info = redis.call('INFO', 'replication')
-  local id = string.match(info, 'master_replid:(%x+)')
-  local promoted = not string.match(string.match(info, 'master_replid2:(%x+)') or '', '^0*$')
+  local at = string.find(info, 'master_replid:', 1, true)
+  local id = at and string.sub(info, at + 14, at + 53)
+  at = string.find(info, 'master_replid2:', 1, true)
+  local promoted = at ~= nil and string.sub(info, at + 15, at + 54) ~= NO_REPLID
   if not me then
     local server = redis.call('INFO', 'server')
     me = string.match(server, 'run_id:(%x+)')
@@ -105,7 +110,7 @@ local function process(now)
     seen, granted, given = {}, {}, {}
   end
   replid = id
-  replica = string.match(info, 'role:(%a+)') ~= 'master'
+  replica = not string.find(info, 'role:master', 1, true)
   return me .. ':' .. promotions
 end
 
@@ -117,8 +122,12 @@ end
 -- The error for a call whose keys (`what`) the server's maxmemory-policy can evict, or nil:
 -- the library's keys never keep an expiry, so only an allkeys-* policy can.
 local function evictable(what)
-  local policy = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w-]+)')
-  if policy and string.match(policy, '^allkeys') then
+  -- A plain find (a memchr and memcmp in C), then the policy's name: a pattern scanned over
+  -- the section's text cost as much again as the INFO call itself.
+  local info = redis.call('INFO', 'memory')
+  local at = string.find(info, 'maxmemory_policy:allkeys', 1, true)
+  if at then
+    local policy = string.match(info, '^[%w-]+', at + 17)
     return fail(string.format('maxmemory-policy is %s, which can evict %s; set maxmemory-policy '
       .. 'noeviction (or a volatile-* policy)', policy, what))
   end

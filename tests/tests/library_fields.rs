@@ -10,6 +10,10 @@ use idgen_core::layout::{Layout, TWITTER_EPOCH_MS};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::{cmd, now_ms};
 
+/// A field, its range, the fields its key needs besides (`"pair"`: a pair of its own), and the
+/// call that reads it.
+type FieldCase<'a> = (&'a str, i64, i64, Vec<&'a str>, &'a [&'a str]);
+
 /// What a person or a script might write into a field the library reads.
 const SHAPES: &[&str] = &[
     "0",
@@ -73,7 +77,7 @@ fn every_field_the_library_reads_takes_only_canonical_numbers_in_range() {
     let sf: &[&str] = &["FCALL", "snowflake_next", "1"];
     let ds: &[&str] = &["FCALL", "dateseq_next", "1"];
     let dsw: &[&str] = &["FCALL", "dateseq_next", "2"];
-    let fields: Vec<(&str, i64, i64, Vec<&str>, &[&str])> = vec![
+    let fields: Vec<FieldCase> = vec![
         ("worker", 0, 31, vec!["datacenter", "3"], sf),
         ("datacenter", 0, 31, vec!["worker", "3"], sf),
         ("epoch", -(1 << 45), 1 << 45, vec!["pair"], sf),

@@ -322,7 +322,9 @@ fn namespaces_lost_every_way_at_every_place_grant_no_worker_id_twice(backend: Ba
         }
     }
     eprintln!("{backend:?}: {cases} lease cases");
-    assert!(cases >= 4 * 13, "{cases} cases");
+    // Four places for the library; three at least for the module (a server that does not
+    // witness moved state, Valkey 8.1 and later, has no migrated place).
+    assert!(cases >= 3 * 13, "{cases} cases");
 }
 
 both!(namespaces_lost_every_way_at_every_place_grant_no_worker_id_twice);

@@ -2,9 +2,9 @@
 //! reservation and issued epoch; a date sequence's counter, in its key or its witness key),
 //! written by hand in every shape a person or a script might: the library takes exactly what a
 //! reference reading takes (canonical digits, in range), as that number, and refuses the rest
-//! naming the key, the field and what it holds, in a bounded message. (The lease namespace's
-//! fields, which the module reads too, are compared with the module's readings in
-//! `witness_matrix_leases.rs` and `hostile.rs`.)
+//! naming the key, the field and what it holds, in a bounded message. A lease namespace's
+//! fields, which the module reads too, are read alike on both backends: the same number with a
+//! sign, a leading zero, a space, a fraction or an exponent is refused by both, in the same words.
 
 use idgen_core::layout::{Layout, TWITTER_EPOCH_MS};
 use idgen_tests::redis::{self, Value};
@@ -187,4 +187,65 @@ fn every_field_the_library_reads_takes_only_canonical_numbers_in_range() {
     }
     eprintln!("{checked} hand-edited fields checked");
     assert!(checked >= 8 * SHAPES.len());
+}
+
+/// A lease namespace's fields, which the module reads too, hand-edited to the same number in
+/// another dress (a sign, a leading zero, a space before or after, a fraction, an exponent):
+/// both backends refuse every one, in the same words, and read the undressed one.
+#[test]
+fn namespace_fields_in_another_dress_are_refused_alike_on_both_backends() {
+    use idgen_tests::backend::Backend;
+    use idgen_tests::Options;
+    let fields = ["max", "token", "version", "void_below", "grant_above", "0"];
+    let dresses: [fn(&str) -> String; 6] = [
+        |v| format!("+{v}"),
+        |v| format!("0{v}"),
+        |v| format!(" {v}"),
+        |v| format!("{v} "),
+        |v| format!("{v}.0"),
+        |v| format!("{v}e0"),
+    ];
+    let mut answers: Vec<Vec<String>> = Vec::new();
+    for backend in Backend::BOTH {
+        let server = backend.start(1_000, Options::default());
+        backend.wait_past_lease_fence(&server, 1_000);
+        let mut con = server.connection();
+        let mut answer = Vec::new();
+        for field in fields {
+            for (d, dress) in dresses.iter().enumerate() {
+                let ns = format!("dressed-{field}-{d}");
+                let grant = backend.cmd(&["WORKERID.ACQUIRE", &ns, "TTL", "1000", "MAX", "2"]);
+                let _: Vec<i64> = grant.query(&mut con).unwrap();
+                let held: Option<String> = cmd(&["HGET", &ns, field]).query(&mut con).unwrap();
+                let value = held.unwrap_or_else(|| "1".to_string());
+                let list = backend.cmd(&["WORKERID.LIST", &ns]);
+                let _: () = cmd(&["HSET", &ns, field, &value]).query(&mut con).unwrap();
+                let undressed = list.query::<Value>(&mut con);
+                assert!(
+                    undressed.is_ok(),
+                    "{backend:?} {field} = {value}: {undressed:?}"
+                );
+                let _: () = cmd(&["HSET", &ns, field, &dress(&value)])
+                    .query(&mut con)
+                    .unwrap();
+                let err = list.query::<Value>(&mut con).unwrap_err();
+                let text = idgen_tests::error_text(&err);
+                assert!(
+                    text.contains("did not write"),
+                    "{backend:?} {field}: {text}"
+                );
+                // The numbers each backend chose (its clock) differ; the words do not.
+                answer.push(text.replace(&value, "<v>"));
+            }
+        }
+        answers.push(answer);
+    }
+    assert_eq!(
+        answers[0], answers[1],
+        "the module's refusals, then the library's"
+    );
+    eprintln!(
+        "{} dressed namespace fields, refused alike",
+        answers[0].len()
+    );
 }

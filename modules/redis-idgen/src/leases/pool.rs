@@ -72,7 +72,7 @@ impl Lease {
     /// Parses a hash field value: four non-negative integers, the floor at most the record.
     pub fn parse(text: &str) -> Option<Lease> {
         let mut parts = text.split(' ');
-        let mut time = || parts.next()?.parse::<i64>().ok().filter(|t| *t >= 0);
+        let mut time = || i64::try_from(canonical(parts.next()?)?).ok();
         let lease = Lease {
             token: u64::try_from(time()?).ok()?,
             expires_ms: time()?,
@@ -81,6 +81,16 @@ impl Lease {
         };
         (parts.next().is_none() && lease.floor_ms <= lease.until_ms).then_some(lease)
     }
+}
+
+/// A number as idgen writes one into a namespace: decimal digits, no sign, no leading zero (the
+/// Functions library reads the same fields the same way). `+5`, `007` or ` 5` are what a hand
+/// wrote, not idgen: refused, not read as 5 or 7.
+fn canonical(text: &str) -> Option<u64> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    (digits && (text == "0" || !text.starts_with('0')))
+        .then(|| text.parse().ok())
+        .flatten()
 }
 
 /// How far a coordinator has seen a namespace go: a copy below it in either is older.
@@ -247,7 +257,7 @@ impl Pool {
         let mut pool = Pool::default();
         let mut max = None;
         for (field, value) in fields {
-            let number = || value.parse::<u64>().map_err(|_| corrupt(field, value));
+            let number = || canonical(value).ok_or_else(|| corrupt(field, value));
             match field {
                 "max" => max = Some(u32::try_from(number()?).map_err(|_| corrupt(field, value))?),
                 "token" => pool.token = number()?,

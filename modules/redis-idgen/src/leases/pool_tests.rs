@@ -371,3 +371,25 @@ fn a_namespace_fenced_as_unknown_keeps_its_leases_and_grants_above_the_horizon()
     let read = Pool::from_fields(fields.iter().map(|(f, v)| (f.as_str(), v.as_str()))).unwrap();
     assert_eq!(read.grant_above_ms, pool.grant_above_ms);
 }
+
+#[test]
+fn only_canonical_numbers_are_read() {
+    for good in ["0", "7", "18446744073709551615"] {
+        assert_eq!(super::canonical(good), good.parse().ok(), "{good}");
+    }
+    for bad in [
+        "",
+        "+5",
+        "007",
+        "-0",
+        "-1",
+        " 5",
+        "5 ",
+        "5.0",
+        "1e3",
+        "0x1",
+        "18446744073709551616",
+    ] {
+        assert_eq!(super::canonical(bad), None, "{bad:?}");
+    }
+}

@@ -66,6 +66,19 @@ pub fn second(backend: Backend, place: Place, first: &Server) -> Option<Server> 
     Some(b)
 }
 
+/// Whether `place` is one `backend` cannot serve on this server: the module on a server that
+/// does not witness state arriving by MIGRATE (Valkey 8.1 and later: docs/module.md), at the
+/// node it was migrated to (`b`). Said on stderr when so.
+pub fn unserved(backend: Backend, place: Place, b: Option<&Server>) -> bool {
+    let unserved = place == Place::MigratedTo
+        && backend == Backend::Module
+        && b.is_some_and(|b| b.info_field("arrivals_witnessed") == "0");
+    if unserved {
+        eprintln!("{backend:?} / {place:?}: this server does not witness moved state");
+    }
+    unserved
+}
+
 /// Moves what `a` (started by [`start`] in `dir`) holds to `place`: the server that holds the
 /// state there. `keys` are migrated for [`Place::MigratedTo`].
 pub fn move_to(

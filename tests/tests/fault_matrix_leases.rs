@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use idgen_tests::backend::Backend;
 use idgen_tests::losses::{restore_older, run};
-use idgen_tests::places::{move_to, second, start, Place, HORIZON_MS, PLACES};
+use idgen_tests::places::{move_to, second, start, unserved, Place, HORIZON_MS, PLACES};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::{both, error_text, now_ms, workspace_root};
 
@@ -165,10 +165,7 @@ fn run_place(backend: Backend, place: Place, cases: &[&Way]) -> (usize, usize) {
     let dir = idgen_tests::data_dir("fault-matrix-leases");
     let a = start(backend, Some(&dir));
     let b = second(backend, place, &a);
-    if place == Place::MigratedTo
-        && backend == Backend::Module
-        && b.as_ref().unwrap().info_field("arrivals_witnessed") == "0"
-    {
+    if unserved(backend, place, b.as_ref()) {
         return (0, 0);
     }
     backend.wait_past_lease_fence(&a, HORIZON_MS);

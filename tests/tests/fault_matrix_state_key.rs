@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use idgen_tests::backend::Backend;
 use idgen_tests::library::snowflakes;
-use idgen_tests::losses::{restore_older, run};
+use idgen_tests::losses::{assert_carried_on, restore_older, run};
 use idgen_tests::places::{move_to, second, start, PLACES};
 use idgen_tests::redis;
 use idgen_tests::{cmd, error_of};
@@ -148,15 +148,7 @@ fn snowflake_state_keys_lost_every_way_at_every_place_repeat_nothing() {
                 assert!(err.contains(says), "{case}: {err}");
                 (way.repair)(&mut con, key);
             }
-            let after = snowflakes(&mut con, key, 2_000);
-            let highest = *ids.iter().max().unwrap();
-            assert!(
-                after.iter().all(|id| *id > highest),
-                "{case}: an ID went back"
-            );
-            ids.extend(after);
-            let distinct: std::collections::HashSet<u64> = ids.iter().copied().collect();
-            assert_eq!(distinct.len(), ids.len(), "{case}: an ID repeated");
+            assert_carried_on(&case, &mut ids, snowflakes(&mut con, key, 2_000));
             let ttl: i64 = cmd(&["PTTL", key]).query(&mut con).unwrap();
             assert_eq!(ttl, -1, "{case}: the state key kept an expiry after a call");
             cases += 1;

@@ -253,4 +253,14 @@ fn the_gap_after_a_restart_follows_the_sequences_rate() {
         .unwrap();
     let err = error_of(&mut con, &cmd(&["FCALL", "dateseq_next", "1", "busy"]));
     assert!(err.contains("rate of 'busy' holds 'fast'"), "{err}");
+    // Taken from the witness key when that went further: named as the witness's.
+    let _: () = cmd(&["HDEL", "busy", "rate"]).query(&mut con).unwrap();
+    let field = format!("day:{}", (after / 1_000_000));
+    let ahead = (after % 1_000_000 + 5).to_string();
+    let _: () = cmd(&["HSET", "busy:w", &field, &ahead, "rate", "x"])
+        .query(&mut con)
+        .unwrap();
+    let call = cmd(&["FCALL", "dateseq_next", "2", "busy", "busy:w"]);
+    let err = error_of(&mut con, &call);
+    assert!(err.contains("rate of 'busy:w' holds 'x'"), "{err}");
 }

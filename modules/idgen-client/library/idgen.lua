@@ -601,12 +601,12 @@ local function dateseq_next(keys, args)
   if err then return err end
   -- The copy that went furthest speaks for the sequence (the key's when neither holds this
   -- period, unless the key is gone).
-  local owner, rate_text = h[2], h[3]
+  local owner, rate_text, rate_key = h[2], h[3], key
   if (kept or -1) > (held or -1) or (not h[1] and not h[2] and not h[3] and witness) then
-    owner, rate_text = w[2], w[3]
+    owner, rate_text, rate_key = w[2], w[3], witness
   end
   local rate
-  rate, err = rate_of(key, rate_text)
+  rate, err = rate_of(rate_key, rate_text)
   if not rate then return err end
   local n = math.max(held or 0, kept or 0)
   local mark = process(o.now)

@@ -208,7 +208,7 @@ fn a_date_sequence_restored_older_deleted_flushed_or_migrated_repeats_nothing() 
 
 /// The values a restart skips follow the sequence's own rate, as its key records it: a
 /// sequence issued in COUNT batches at tens of thousands of values a second skips its peak
-/// rate times the 3 s the docs assume, not the 10,000 floor.
+/// rate times the 3 s the docs assume (plus 1,000), not the 10,000 floor.
 #[test]
 fn the_gap_after_a_restart_follows_the_sequences_rate() {
     let dir = idgen_tests::data_dir("library-rate");
@@ -230,7 +230,8 @@ fn the_gap_after_a_restart_follows_the_sequences_rate() {
     }
     let rate: String = cmd(&["HGET", "busy", "rate"]).query(&mut con).unwrap();
     let counts: Vec<u64> = rate.split(' ').map(|w| w.parse().unwrap()).collect();
-    let gap = (counts[1].max(counts[2]) * 3).max(GAP);
+    // Plus the 1,000 a process may give past its last reading of its role (ROLE_CHUNK).
+    let gap = (counts[1].max(counts[2]) * 3 + 1_000).max(GAP);
     assert!(gap > GAP, "20,000 values in well under a second: {rate}");
     drop(con);
     server.kill9();

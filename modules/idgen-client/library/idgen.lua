@@ -10,7 +10,9 @@
 --   process that wrote it last (its run_id, which a restart changes, and the promotions it
 --   went through); a process that finds another's mark starts
 --   Snowflake IDs above that process's reservation and its own clock plus the drift limit,
---   and a date sequence FAILOVER_GAP values above what the key holds.
+--   and a date sequence a gap (its rate's share of the lag, at least FAILOVER_GAP) above what
+--   the key holds. The process's role is read at its first call and again only before it
+--   could issue what a promotion it has not seen would repeat (process()).
 -- * Lua numbers are doubles: a Snowflake ID (up to 2^63) is built and returned as decimal text,
 --   exact digit for digit; so are date-sequence values of 2^53 and more.
 
@@ -39,6 +41,11 @@ local COUNT_MAX = 100000
 -- idgen.dateseq-failover-gap).
 local FAILOVER_GAP = 10000
 local FAILOVER_LAG_MS = 3000
+-- A process reads its role again before a date sequence passes the value it held at the last
+-- reading by more than this; a takeover skips this much more than the rate's lag, so that what
+-- a node demoted and promoted again gives before it sees the promotion stays below what the
+-- primary between gave (process(), below).
+local ROLE_CHUNK = 1000
 local DATESEQ_COUNT_MAX = 1000000000
 -- Earlier periods a date sequence's key keeps: a clock stepped back by more repeats values.
 local KEPT_PERIODS = 2
@@ -83,7 +90,15 @@ end
 -- that makes a backlog for its first replica takes a new ID too, but clears the second.
 -- Also sets the lease fence (see the leases below), which follows the same events; `now` is
 -- the call's clock.
+--
+-- Read at every lease call, but not at every ID: INFO is most of an ID's cost. An ID call
+-- reads it at its first call, and again before it would issue what a promotion it has not
+-- seen could repeat (ROLE_CHUNK, below); `role_checked_at` is the clock at the last reading,
+-- and `bases` the value of each date sequence's counter at its first call since.
 local NO_REPLID = '0000000000000000000000000000000000000000'
+local mark = nil
+local role_checked_at = nil
+local bases = {}
 local function process(now)
   -- Plain finds and fixed-width cuts (replication IDs are 40 hex digits): patterns scanned over
   -- the section's text cost more than the INFO call.
@@ -111,25 +126,43 @@ local function process(now)
   end
   replid = id
   replica = not string.find(info, 'role:master', 1, true)
-  return me .. ':' .. promotions
+  mark = me .. ':' .. promotions
+  role_checked_at, bases = now, {}
+  return mark
 end
 
+-- The clock in ms. A number read from text costs a strtod: the second's is kept while it
+-- lasts.
+local second_text, second_ms = nil, 0
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if t[1] ~= second_text then
+    second_text, second_ms = t[1], tonumber(t[1]) * 1000
+  end
+  return second_ms + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- The error for a call whose keys (`what`) the server's maxmemory-policy can evict, or nil:
--- the library's keys never keep an expiry, so only an allkeys-* policy can.
-local function evictable(what)
-  -- A plain find (a memchr and memcmp in C), then the policy's name: a pattern scanned over
-  -- the section's text cost as much again as the INFO call itself.
-  local info = redis.call('INFO', 'memory')
-  local at = string.find(info, 'maxmemory_policy:allkeys', 1, true)
-  if at then
-    local policy = string.match(info, '^[%w-]+', at + 17)
+-- the library's keys never keep an expiry, so only an allkeys-* policy can. INFO memory costs
+-- more than an ID: read at every call while the policy can evict (so that setting it back
+-- takes effect at once), at a lease call (`always`), and otherwise once POLICY_CHECK_MS
+-- passed since the last reading.
+local POLICY_CHECK_MS = 1000
+local policy_checked_at = nil
+local evicting = nil
+local function evictable(what, now, always)
+  if always or evicting or not policy_checked_at or now >= policy_checked_at + POLICY_CHECK_MS
+      or now < policy_checked_at then
+    -- A plain find (a memchr and memcmp in C), then the policy's name: a pattern scanned over
+    -- the section's text cost as much again as the INFO call itself.
+    local info = redis.call('INFO', 'memory')
+    local at = string.find(info, 'maxmemory_policy:allkeys', 1, true)
+    evicting = at and string.match(info, '^[%w-]+', at + 17)
+    policy_checked_at = now
+  end
+  if evicting then
     return fail(string.format('maxmemory-policy is %s, which can evict %s; set maxmemory-policy '
-      .. 'noeviction (or a volatile-* policy)', policy, what))
+      .. 'noeviction (or a volatile-* policy)', evicting, what))
   end
 end
 
@@ -209,9 +242,10 @@ local function options(args, known, first)
   return found
 end
 
--- x (an exact integer below 2^53) as decimal text.
+-- x (an exact integer below 2^53) as decimal text ('%d' formats a C long: cheaper than a
+-- double's '%.0f').
 local function decimal(x)
-  return string.format('%.0f', x)
+  return string.format('%d', x)
 end
 
 -- time * 2^22 + low as exact decimal text: time below 2^41, low below 2^22. The product
@@ -226,7 +260,7 @@ local function compose(time, low)
   if high == 0 then
     return decimal(rest)
   end
-  return decimal(high) .. string.format('%07d', rest)
+  return string.format('%d%07d', high, rest)
 end
 
 -- Every number the library reads from a key goes through here: canonical decimal digits (a
@@ -273,18 +307,80 @@ local function pair_fix(key, name)
     NODE_MAX)
 end
 
+-- What each state key's fields held at its last call, as read and as numbers: a call that
+-- reads the same texts (Lua interns strings: a comparison is a pointer's) skips their checks.
+local read_fields = {}
+
+-- The state key's fields `h` (as HMGET reads them) as numbers: worker, datacenter, epoch,
+-- drift, reserved and issued (nil where not set); or nil and the error.
+local function state_fields(key, h)
+  local c = read_fields[key]
+  if c and c[1] == h[1] and c[2] == h[2] and c[3] == h[3] and c[4] == h[4] and c[5] == h[5]
+      and c[6] == h[6] and c[7] == h[7] then
+    return c.fields
+  end
+  local err, worker, datacenter, reserved, issued
+  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix)
+  if not worker then return nil, err end
+  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix)
+  if not datacenter then return nil, err end
+  local epoch = EPOCH_MS
+  if h[5] then
+    epoch, err = field(key, 'epoch', h[5], -2 ^ 45, 2 ^ 45,
+      "Unix ms, or HDEL it for Twitter's epoch")
+    if not epoch then return nil, err end
+  end
+  local drift = MAX_DRIFT_MS
+  if h[7] then
+    drift, err = field(key, 'max_drift_ms', h[7], 0, MAX_DRIFT_RANGE_MS,
+      'HDEL it for the default 1000')
+    if not drift then return nil, err end
+  end
+  if h[4] then
+    reserved, err = field(key, 'reserved', h[4], 0, 2 ^ 53 - 1, 'the library writes it; HDEL it '
+      .. 'to start above the clock plus the drift limit')
+    if not reserved then return nil, err end
+  end
+  if h[6] then
+    issued, err = field(key, 'issued_epoch', h[6], -2 ^ 45, 2 ^ 45, 'the library writes it: put '
+      .. 'back the epoch its IDs were issued under')
+    if not issued then return nil, err end
+  elseif h[3] then
+    -- The library's mark is there, so it issued IDs under the key: under which epoch?
+    return nil, fail(string.format('issued_epoch of %s is not set, but the library issued IDs '
+      .. 'under it: put back the epoch they were issued under (HSET %s issued_epoch <Unix ms>), or '
+      .. 'give a new state key a pair no server used', shown(key), shown(key)))
+  end
+  if issued and issued ~= epoch then
+    -- Under another epoch the same time field is another time: new IDs could equal old ones.
+    return nil, fail(string.format(
+      "epoch of %s is %s, but its IDs were issued under %s: they could repeat; put it back, "
+        .. 'or give a new state key a pair no server used', shown(key), decimal(epoch),
+      decimal(issued)))
+  end
+  local f = { worker = worker, datacenter = datacenter, epoch = epoch, drift = drift,
+    reserved = reserved, issued = issued }
+  read_fields[key] = { h[1], h[2], h[3], h[4], h[5], h[6], h[7], fields = f }
+  return f
+end
+
 -- FCALL snowflake_next 1 <state key> [COUNT n]: one ID (decimal text), or with COUNT an array
 -- of n strictly increasing IDs. The state key (a hash) holds this server's `worker` and
 -- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's, and
 -- `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
+local SNOWFLAKE_OPTIONS = { COUNT = true }
+local NO_OPTIONS = {}
 local function snowflake_next(keys, args)
   if #keys ~= 1 then
     return fail(string.format('snowflake_next takes one key, its state key, and was given %d: '
       .. 'FCALL snowflake_next 1 <key> [COUNT n]', #keys))
   end
   local key = keys[1]
-  local opts, err = options(args, { COUNT = true })
-  if not opts then return err end
+  local opts, err = NO_OPTIONS, nil
+  if #args > 0 then
+    opts, err = options(args, SNOWFLAKE_OPTIONS)
+    if not opts then return err end
+  end
   local count = 1
   if opts.COUNT then
     count, err = integer('COUNT', opts.COUNT, 1, COUNT_MAX)
@@ -292,45 +388,11 @@ local function snowflake_next(keys, args)
   end
   local h = redis.call('HMGET', key, 'worker', 'datacenter', 'owner', 'reserved', 'epoch',
     'issued_epoch', 'max_drift_ms')
-  local worker, datacenter, reserved, issued
-  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix)
-  if not worker then return err end
-  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix)
-  if not datacenter then return err end
-  local epoch = EPOCH_MS
-  if h[5] then
-    epoch, err = field(key, 'epoch', h[5], -2 ^ 45, 2 ^ 45,
-      "Unix ms, or HDEL it for Twitter's epoch")
-    if not epoch then return err end
-  end
-  local drift = MAX_DRIFT_MS
-  if h[7] then
-    drift, err = field(key, 'max_drift_ms', h[7], 0, MAX_DRIFT_RANGE_MS,
-      'HDEL it for the default 1000')
-    if not drift then return err end
-  end
-  if h[4] then
-    reserved, err = field(key, 'reserved', h[4], 0, 2 ^ 53 - 1, 'the library writes it; HDEL it '
-      .. 'to start above the clock plus the drift limit')
-    if not reserved then return err end
-  end
-  if h[6] then
-    issued, err = field(key, 'issued_epoch', h[6], -2 ^ 45, 2 ^ 45, 'the library writes it: put '
-      .. 'back the epoch its IDs were issued under')
-    if not issued then return err end
-  elseif h[3] then
-    -- The library's mark is there, so it issued IDs under the key: under which epoch?
-    return fail(string.format('issued_epoch of %s is not set, but the library issued IDs under '
-      .. 'it: put back the epoch they were issued under (HSET %s issued_epoch <Unix ms>), or '
-      .. 'give a new state key a pair no server used', shown(key), shown(key)))
-  end
-  if issued and issued ~= epoch then
-    -- Under another epoch the same time field is another time: new IDs could equal old ones.
-    return fail(string.format(
-      "epoch of %s is %s, but its IDs were issued under %s: they could repeat; put it back, "
-        .. 'or give a new state key a pair no server used', shown(key), decimal(epoch),
-      decimal(issued)))
-  end
+  local f
+  f, err = state_fields(key, h)
+  if not f then return err end
+  local worker, datacenter, epoch, drift = f.worker, f.datacenter, f.epoch, f.drift
+  local reserved = f.reserved
   local node = datacenter * 32 + worker
   local holder = nodes[node]
   if holder and holder ~= key then
@@ -340,8 +402,16 @@ local function snowflake_next(keys, args)
       datacenter, worker))
   end
   local now = now_ms()
-  local mark = process(now)
   local state = snowflake[key]
+  -- This process's role, read again before an ID could reach the clock at the last reading
+  -- plus the drift limit: a promotion it has not seen (this node demoted, then promoted again,
+  -- with another primary's writes lost on the way) let the other start above its own clock
+  -- plus the drift limit, after this process's last call as a primary, so above every ID
+  -- issued here before the next reading.
+  if not role_checked_at or math.max(now, state and state.last or 0) + math.ceil(count / 4096)
+      >= role_checked_at + drift then
+    process(now)
+  end
   if state and state.node ~= node and nodes[state.node] == key then
     -- The key took another pair: its old one is free for another key (which starts above
     -- the clock plus the drift limit, above every ID this one made under it).
@@ -472,6 +542,9 @@ local DATESEQ_CURRENT_OPTIONS = { DIGITS = true, PERIOD = true, STRING = false }
 -- The options of a date-sequence function (COUNT only where `counted`): period, digits,
 -- count, as text; checked in the module's order.
 local function dateseq_options(args, counted)
+  if #args == 0 then
+    return { digits = 6, count = 1, period = 'DAY', text = false, range = false }
+  end
   local opts, err = options(args, counted and DATESEQ_OPTIONS or DATESEQ_CURRENT_OPTIONS)
   if not opts then return nil, err end
   local digits, count = 6, 1
@@ -500,6 +573,7 @@ end
 -- the key's slot, e.g. `{order}` and `{order}:witness`) that mirrors the sequence's: what a
 -- DEL, a lowered counter or an older copy takes from one, the other keeps, and replication
 -- carries both to every replica.
+local fields_by_day = {}
 local function dateseq_call(name, keys, args)
   if #keys ~= 1 and #keys ~= 2 then
     return nil, fail(string.format("%s takes the sequence's key and, if it has one, its "
@@ -514,15 +588,26 @@ local function dateseq_call(name, keys, args)
   if not o then return nil, err end
   o.key, o.witness = keys[1], keys[2]
   o.now = now_ms()
-  o.label = period_label(o.period, o.now)
-  o.field = string.lower(o.period) .. ':' .. o.label
+  -- The period's label and field name, made once a day (and again after a clock step).
+  local day = math.floor(o.now / 86400000)
+  local names = fields_by_day[o.period]
+  if not names or names.day ~= day then
+    names = { day = day, label = period_label(o.period, o.now) }
+    names.name = string.lower(o.period)
+    names.field = names.name .. ':' .. names.label
+    fields_by_day[o.period] = names
+  end
+  o.label, o.field, o.period_name = names.label, names.field, names.name
   return o
 end
 
 -- The counter `name` of `key` as it holds it (nil for none), or nil and the error naming what
 -- it holds that the library never writes.
+local count_text, count_n = nil, nil
 local function counter(key, name, raw)
   if not raw then return nil end
+  -- The text this state wrote last reads as what it wrote (strings are interned: one compare).
+  if raw == count_text then return count_n end
   local n = stored(raw, 0, 2 ^ 53 - 1)
   if not n then
     return nil, fail(string.format("the counter '%s' of %s holds %s, not a count", name,
@@ -533,8 +618,10 @@ end
 
 -- A sequence's rate as its key records it: the second of its last write, the values given in
 -- that second and in the one before; or nil and the error.
+local rate_text, rate_read = nil, nil
 local function rate_of(key, raw)
   if not raw then return { 0, 0, 0 } end
+  if raw == rate_text then return rate_read end
   local s, n, p = string.match(raw, '^(%d+) (%d+) (%d+)$')
   local r = s and { stored(s, 0, 2 ^ 53 - 1), stored(n, 0, 2 ^ 53 - 1),
     stored(p, 0, 2 ^ 53 - 1) }
@@ -547,21 +634,27 @@ local function rate_of(key, raw)
 end
 
 -- What a takeover skips: the peak rate the key recorded (values a second) times the lag the
--- docs assume, and never less than FAILOVER_GAP.
+-- docs assume, plus what the process before may have given past it without reading its role
+-- (ROLE_CHUNK), and never less than FAILOVER_GAP.
 local function gap_of(rate)
-  return math.max(FAILOVER_GAP, math.ceil(math.max(rate[2], rate[3]) * FAILOVER_LAG_MS / 1000))
+  return math.max(FAILOVER_GAP,
+    math.ceil(math.max(rate[2], rate[3]) * FAILOVER_LAG_MS / 1000) + ROLE_CHUNK)
 end
 
--- The rate after `count` more values at `now`, as the key keeps it.
+-- The rate after `count` more values at `now`, as the key keeps it (and as rate_of() then
+-- reads it without parsing: a text to numbers, whichever key holds it).
 local function rate_after(rate, now, count)
   local second = math.floor(now / 1000)
+  local s, n, p = second, count, 0
   if second <= rate[1] then
     -- This second, or a clock stepped back: the same window.
-    return decimal(rate[1]) .. ' ' .. decimal(rate[2] + count) .. ' ' .. decimal(rate[3])
+    s, n, p = rate[1], rate[2] + count, rate[3]
   elseif second == rate[1] + 1 then
-    return decimal(second) .. ' ' .. decimal(count) .. ' ' .. decimal(rate[2])
+    p = rate[2]
   end
-  return decimal(second) .. ' ' .. decimal(count) .. ' 0'
+  rate_text = string.format('%d %d %d', s, n, p)
+  rate_read = { s, n, p }
+  return rate_text
 end
 
 -- Drops all but the KEPT_PERIODS latest counters of `period` before `label` from `key`: kept
@@ -588,9 +681,9 @@ local function dateseq_next(keys, args)
   local o, err = dateseq_call('dateseq_next', keys, args)
   if not o then return err end
   local key, witness, label, field = o.key, o.witness, o.label, o.field
-  -- Read at every call: a policy set since the last one can evict the key before the next.
+  -- Read at every call while it can evict, else once a second (evictable()).
   err = evictable('date sequences: one evicted and found missing after a restart starts '
-    .. 'again at the gap and repeats its values')
+    .. 'again at the gap and repeats its values', o.now)
   if err then return err end
   local h = redis.call('HMGET', key, field, 'owner', 'rate')
   local w = witness and redis.call('HMGET', witness, field, 'owner', 'rate') or {}
@@ -609,7 +702,7 @@ local function dateseq_next(keys, args)
   rate, err = rate_of(rate_key, rate_text)
   if not rate then return err end
   local n = math.max(held or 0, kept or 0)
-  local mark = process(o.now)
+  if not role_checked_at then process(o.now) end
   local mine = given[key]
   local witnessed = mine and mine[field]
   local gap = 0
@@ -624,14 +717,33 @@ local function dateseq_next(keys, args)
     n = witnessed
   end
   local first, last = n + 1, n + o.count
+  -- The role read again before this process gives more than ROLE_CHUNK past where it stood at
+  -- the last reading (what this call gives counts as given at a reading it makes): a promotion
+  -- found there answers the call afresh, under the new mark.
+  local since = bases[key]
+  if not since then
+    since = {}
+    bases[key] = since
+  end
+  local base = since[field]
+  if not base then
+    base = n
+    since[field] = n
+  end
+  if last > base + ROLE_CHUNK then
+    local before = mark
+    process(o.now)
+    if mark ~= before then return dateseq_next(keys, args) end
+    bases[key] = { [field] = last }
+  end
   if last >= 10 ^ o.digits then
     -- The module's words for each case: spent after the gap, a COUNT that does not fit, spent.
     local spent = string.format('the sequence for %s is spent: it no longer fits in %d digits',
       decimal(label), o.digits)
     if gap > 0 then
       return fail(string.format('%s (a server process skips %d values on its first use of a '
-        .. 'key: its peak rate times %d ms, at least %d): use more DIGITS', spent, gap,
-        FAILOVER_LAG_MS, FAILOVER_GAP))
+        .. 'key: its peak rate times %d ms plus %d, at least %d): use more DIGITS', spent, gap,
+        FAILOVER_LAG_MS, ROLE_CHUNK, FAILOVER_GAP))
     end
     if n + 1 < 10 ^ o.digits then
       return fail(string.format('COUNT %d does not fit: %s values are left for %s in %d DIGITS',
@@ -642,8 +754,15 @@ local function dateseq_next(keys, args)
   -- Written in one HSET to each copy: this period's counter, the mark, the rate, and after a
   -- takeover the key's other periods past the gap too (the old process may have given values
   -- of each of them past its last write that reached this copy).
-  local write = { key, field, decimal(last), 'owner', mark, 'rate',
-    rate_after(rate, o.now, o.count) }
+  local last_text, rate_now = decimal(last), rate_after(rate, o.now, o.count)
+  count_text, count_n = last_text, last
+  if gap == 0 then
+    redis.call('HSET', key, field, last_text, 'owner', mark, 'rate', rate_now)
+    if witness then
+      redis.call('HSET', witness, field, last_text, 'owner', mark, 'rate', rate_now)
+    end
+  end
+  local write = gap > 0 and { key, field, last_text, 'owner', mark, 'rate', rate_now }
   if gap > 0 then
     local others = {}
     for _, k in ipairs({ key, witness }) do
@@ -661,17 +780,17 @@ local function dateseq_next(keys, args)
       table.insert(write, decimal(c + gap))
     end
   end
-  redis.call('HSET', unpack(write))
-  redis.call('PERSIST', key)
-  if witness then
-    redis.call('HSET', witness, unpack(write, 2))
-    redis.call('PERSIST', witness)
+  if write then
+    redis.call('HSET', unpack(write))
+    if witness then redis.call('HSET', witness, unpack(write, 2)) end
   end
+  redis.call('PERSIST', key)
+  if witness then redis.call('PERSIST', witness) end
   if not mine then
     mine = {}
     given[key] = mine
   end
-  local period = string.lower(o.period)
+  local period = o.period_name
   if not witnessed then
     -- A period new to this state: keep the KEPT_PERIODS latest before it.
     local labels = {}
@@ -834,7 +953,7 @@ local function open_pool(ns, writable)
     return nil, fail('WORKERID commands are refused on a replica: send them to the primary')
   end
   local err = evictable('lease namespaces: an evicted namespace grants live holders\' worker IDs '
-    .. 'again')
+    .. 'again', now, true)
   if err then return nil, err end
   local pool, err = read_pool(ns)
   if not pool then return nil, err end

@@ -3,11 +3,10 @@
 //! of the library, a restart from its AOF, a promoted replica, the node it was migrated to.
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::backend::Backend;
 use crate::losses::run;
-use crate::{wait_for, Options, Server};
+use crate::{Options, Server};
 
 /// Where the state is when it is lost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,9 +105,7 @@ pub fn move_to(
         }
         Place::PromotedReplica => {
             let b = b.expect("a replica");
-            let offset = a.replication_offset();
-            let caught_up = wait_for(Duration::from_secs(20), || b.replication_offset() >= offset);
-            assert!(caught_up, "the replica never caught up");
+            b.wait_caught_up(&a);
             run(&mut b.connection(), &["REPLICAOF", "NO", "ONE"]);
             b
         }

@@ -264,6 +264,15 @@ impl Server {
         ));
     }
 
+    /// Waits (up to 30 s) until this replica took in all `primary` had sent when called.
+    pub fn wait_caught_up(&self, primary: &Server) {
+        let sent = primary.replication_offset();
+        let caught_up = wait_for(Duration::from_secs(30), || {
+            self.replication_offset() >= sent
+        });
+        assert!(caught_up, "the replica never caught up with its primary");
+    }
+
     /// `master_repl_offset` from `INFO replication`: how far its replication stream has gone
     /// (sent, on a primary; taken in, on a replica).
     pub fn replication_offset(&self) -> i64 {

@@ -6,8 +6,7 @@
 use std::collections::HashSet;
 
 use idgen_tests::library::{install, plain_server, set_node, snowflakes};
-use idgen_tests::{cmd, wait_for, Server};
-use std::time::Duration;
+use idgen_tests::{cmd, Server};
 
 /// `a`, primary of `b`, demoted: `b` promoted, `a` its replica, then cut off from it (its
 /// primary now a port where nothing listens). Returns once `a` no longer hears `b`.
@@ -19,16 +18,6 @@ fn demote_and_cut_off(a: &Server, b: &Server) {
     let _: () = cmd(&["REPLICAOF", "127.0.0.1", "1"])
         .query(&mut a.connection())
         .unwrap();
-}
-
-/// Waits until `replica` took in all `primary` sent.
-fn caught_up(replica: &Server, primary: &Server) {
-    let sent = primary.replication_offset();
-    assert!(
-        wait_for(Duration::from_secs(30), || replica.replication_offset()
-            >= sent),
-        "the replica did not catch up"
-    );
 }
 
 fn promote(a: &Server) {
@@ -80,7 +69,7 @@ fn a_date_sequence_on_a_node_promoted_again_repeats_nothing() {
     for _ in 0..5 {
         fresh(range(&mut con, "seq", 100), "the first primary");
     }
-    caught_up(&b, &a);
+    b.wait_caught_up(&a);
     demote_and_cut_off(&a, &b);
     fresh(
         range(&mut b.connection(), "seq", 500),
@@ -107,7 +96,7 @@ fn snowflake_ids_on_a_node_promoted_again_repeat_nothing() {
     let mut issued = HashSet::new();
     let mut fresh = |ids: Vec<u64>, who: &str| fresh_in(&mut issued, ids, who);
     fresh(snowflakes(&mut con, "sf", 1_000), "the first primary");
-    caught_up(&b, &a);
+    b.wait_caught_up(&a);
     demote_and_cut_off(&a, &b);
     fresh(
         snowflakes(&mut b.connection(), "sf", 20_000),

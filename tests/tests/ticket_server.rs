@@ -108,7 +108,6 @@ fn kill_9_under_load_fifty_times_never_repeats_an_acknowledged_ticket() {
         }
         server.restart();
     }
-    assert!(acknowledged.len() >= ROUNDS * SEEN);
 }
 
 #[test]

@@ -312,7 +312,7 @@ end
 local read_fields = {}
 
 -- The state key's fields `h` (as HMGET reads them) as numbers: worker, datacenter, epoch,
--- drift, reserved and issued (nil where not set); or nil and the error.
+-- drift and reserved (nil where not set), once issued_epoch is checked; or nil and the error.
 local function state_fields(key, h)
   local c = read_fields[key]
   if c and c[1] == h[1] and c[2] == h[2] and c[3] == h[3] and c[4] == h[4] and c[5] == h[5]
@@ -359,7 +359,7 @@ local function state_fields(key, h)
       decimal(issued)))
   end
   local f = { worker = worker, datacenter = datacenter, epoch = epoch, drift = drift,
-    reserved = reserved, issued = issued }
+    reserved = reserved }
   read_fields[key] = { h[1], h[2], h[3], h[4], h[5], h[6], h[7], fields = f }
   return f
 end

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # debian-server.sh redis|valkey [SUITE [ROOT]]: the server of a Debian source package of that
-# name (SUITE trixie by default: redis 8.0.x, valkey 8.1.x; bookworm: redis 7.0.x), built once
+# name (SUITE trixie by default: redis 8.0.x, valkey 8.1.x; bookworm: redis 7.0.x; bullseye:
+# redis 6.0.x, which has scripts but no FUNCTION), built once
 # from its upstream tarball and kept outside the checkout in
 # $(idgen_cache)/servers/<package>-<version>/ (scripts/lib.sh); prints the server's path. With
 # ROOT (a Debian root, scripts/release-root.sh), built inside it with its own compiler and
@@ -15,7 +16,7 @@ package=${1:?usage: debian-server.sh redis|valkey [SUITE [ROOT]]}
 suite=${2:-trixie}
 root=${3:-}
 case "$package" in redis|valkey) ;; *) echo "debian-server.sh: redis or valkey, not $package" >&2; exit 2 ;; esac
-case "$suite" in trixie|bookworm) ;; *) echo "debian-server.sh: trixie or bookworm, not $suite" >&2; exit 2 ;; esac
+case "$suite" in trixie|bookworm|bullseye) ;; *) echo "debian-server.sh: trixie, bookworm or bullseye, not $suite" >&2; exit 2 ;; esac
 if [ -n "$root" ]; then
   cache="$root/opt"
   found=$(compgen -G "$cache/$package-*/bin/$package-server" | sort -V | tail -1 || true)

@@ -12,7 +12,7 @@ use std::time::Duration;
 use idgen_tests::backend::Backend;
 use idgen_tests::library::snowflakes;
 use idgen_tests::losses::{assert_carried_on, restore_older, run};
-use idgen_tests::places::{move_to, second, start, PLACES};
+use idgen_tests::places::{move_to, second, start, Place, PLACES};
 use idgen_tests::redis;
 use idgen_tests::{cmd, error_of};
 
@@ -23,6 +23,10 @@ struct StateWay {
     name: &'static str,
     lose: fn(&mut redis::Connection, &str, &[u8]),
     refused: Option<&'static str>,
+    /// Refused only where another process takes the key over: the library's own fields
+    /// (reserved, issued_epoch) are read there; the process that wrote them issues from what
+    /// it holds and writes them back.
+    at_takeover: bool,
     repair: fn(&mut redis::Connection, &str),
 }
 
@@ -40,12 +44,14 @@ fn state_ways() -> Vec<StateWay> {
                 set_pair(con, key);
             },
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "DEL",
             lose: |con, key, _| run(con, &["DEL", key]),
             refused: Some("worker of"),
+            at_takeover: false,
             repair: set_pair,
         },
         StateWay {
@@ -56,66 +62,77 @@ fn state_ways() -> Vec<StateWay> {
                 set_pair(con, key);
             },
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "a TTL put on it",
             lose: |con, key, _| run(con, &["PEXPIRE", key, "60000"]),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "reserved lowered to 0",
             lose: |con, key, _| run(con, &["HSET", key, "reserved", "0"]),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "reserved removed",
             lose: |con, key, _| run(con, &["HDEL", key, "reserved"]),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "owner changed",
             lose: |con, key, _| run(con, &["HSET", key, "owner", "someone:0"]),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "owner removed",
             lose: |con, key, _| run(con, &["HDEL", key, "owner"]),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "max_drift_ms raised",
             lose: |con, key, _| run(con, &["HSET", key, "max_drift_ms", "5000"]),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "RESTORE an older DUMP",
             lose: |con, key, older| restore_older(con, key, older),
             refused: None,
+            at_takeover: false,
             repair: none,
         },
         StateWay {
             name: "issued_epoch removed",
             lose: |con, key, _| run(con, &["HDEL", key, "issued_epoch"]),
             refused: Some("issued_epoch of"),
+            at_takeover: true,
             repair: |con, key| run(con, &["HSET", key, "issued_epoch", "1288834974657"]),
         },
         StateWay {
             name: "epoch changed",
             lose: |con, key, _| run(con, &["HSET", key, "epoch", "0"]),
             refused: Some("but its IDs were issued under 1288834974657"),
+            at_takeover: false,
             repair: |con, key| run(con, &["HDEL", key, "epoch"]),
         },
         StateWay {
             name: "datacenter edited to 1e1",
             lose: |con, key, _| run(con, &["HSET", key, "datacenter", "1e1"]),
             refused: Some("datacenter of"),
+            at_takeover: false,
             repair: set_pair,
         },
     ]
@@ -143,7 +160,10 @@ fn snowflake_state_keys_lost_every_way_at_every_place_repeat_nothing() {
             let holder = move_to(place, Backend::Library, a, b, &dir, &[key.to_string()]);
             let mut con = holder.connection();
             (way.lose)(&mut con, key, &older);
-            if let Some(says) = way.refused {
+            let refused = way
+                .refused
+                .filter(|_| !(way.at_takeover && place == Place::Issuer));
+            if let Some(says) = refused {
                 let err = error_of(&mut con, &cmd(&["FCALL", "snowflake_next", "1", key]));
                 assert!(err.contains(says), "{case}: {err}");
                 (way.repair)(&mut con, key);

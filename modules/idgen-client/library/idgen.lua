@@ -18,6 +18,20 @@
 
 local VERSION = '0.1.0'
 
+-- Library functions called on every ID, as locals (a global's lookup is a table's), bound at
+-- the first call: math and string are not reachable while FUNCTION LOAD runs the source.
+local floor, ceil, max, format, call, tonumber_
+-- '0' to '9', and '00' to '99', by value (compose()).
+local DIGIT, PAIR = {}, {}
+local function bind()
+  floor, ceil, max, format = math.floor, math.ceil, math.max, string.format
+  call, tonumber_ = redis.call, tonumber
+  for i = 0, 99 do
+    PAIR[i] = format('%02d', i)
+    if i < 10 then DIGIT[i] = format('%d', i) end
+  end
+end
+
 -- The module's default layout (Twitter's): 41 bits of ms since the epoch, 5 of datacenter,
 -- 5 of worker, 12 of sequence.
 local EPOCH_MS = 1288834974657
@@ -62,6 +76,8 @@ local nodes = {}
 -- deleted, flushed, evicted or restored from an older copy while the library is loaded
 -- continues above it (the module's witness file, for as long as this state lives).
 local given = {}
+-- Per date-sequence key, its rate as this state counts it (rate_after()).
+local rates = {}
 
 -- Worker-ID leases (the module's protocol, docs/leases.md). No TTL is longer, and no holder
 -- records an UNTIL further past the server's clock, than the horizon (the module's
@@ -122,7 +138,7 @@ local function process(now)
     promotions = promotions + 1
     -- Another primary acknowledged grants and renewals this copy may lack.
     lease_fence = math.max(lease_fence, now + HORIZON_MS)
-    seen, granted, given = {}, {}, {}
+    seen, granted, given, rates = {}, {}, {}, {}
   end
   replid = id
   replica = not string.find(info, 'role:master', 1, true)
@@ -135,11 +151,13 @@ end
 -- lasts.
 local second_text, second_ms = nil, 0
 local function now_ms()
-  local t = redis.call('TIME')
+  local t = call('TIME')
   if t[1] ~= second_text then
-    second_text, second_ms = t[1], tonumber(t[1]) * 1000
+    second_text, second_ms = t[1], tonumber_(t[1]) * 1000
   end
-  return second_ms + math.floor(tonumber(t[2]) / 1000)
+  local us = tonumber_(t[2])
+  -- floor(us / 1000) without a call: % is an operator.
+  return second_ms + (us - us % 1000) / 1000
 end
 
 -- The error for a call whose keys (`what`) the server's maxmemory-policy can evict, or nil:
@@ -148,10 +166,10 @@ end
 -- takes effect at once), at a lease call (`always`), and otherwise once POLICY_CHECK_MS
 -- passed since the last reading.
 local POLICY_CHECK_MS = 1000
-local policy_checked_at = nil
+local policy_checked_at = -POLICY_CHECK_MS
 local evicting = nil
 local function evictable(what, now, always)
-  if always or evicting or not policy_checked_at or now >= policy_checked_at + POLICY_CHECK_MS
+  if always or evicting or now >= policy_checked_at + POLICY_CHECK_MS
       or now < policy_checked_at then
     -- A plain find (a memchr and memcmp in C), then the policy's name: a pattern scanned over
     -- the section's text cost as much again as the INFO call itself.
@@ -250,17 +268,28 @@ end
 
 -- time * 2^22 + low as exact decimal text: time below 2^41, low below 2^22. The product
 -- exceeds 2^53, so it is split at 10^7: (a*10^7 + b) * 2^22 + low.
+--
+-- The low seven digits come from tables of digit texts (bind() fills them) and the high ones,
+-- which change every few ms, are formatted once while they last: a sprintf costs more than
+-- the rest of an ID's arithmetic.
+local high_n, high_text = nil, nil
 local function compose(time, low)
-  local a = math.floor(time / 1e7)
-  local b = time - a * 1e7
+  local b = time % 1e7
   local c = b * 4194304 + low
-  local carry = math.floor(c / 1e7)
-  local high = a * 4194304 + carry
-  local rest = c - carry * 1e7
+  local rest = c % 1e7
+  local high = (time - b) / 1e7 * 4194304 + (c - rest) / 1e7
   if high == 0 then
-    return decimal(rest)
+    return format('%d', c)
   end
-  return string.format('%d%07d', high, rest)
+  if high ~= high_n then
+    high_n, high_text = high, format('%d', high)
+  end
+  local d = rest % 100
+  rest = (rest - d) / 100
+  local cc = rest % 100
+  rest = (rest - cc) / 100
+  local bb = rest % 100
+  return high_text .. DIGIT[(rest - bb) / 100] .. PAIR[bb] .. PAIR[cc] .. PAIR[d]
 end
 
 -- Every number the library reads from a key goes through here: canonical decimal digits (a
@@ -307,60 +336,73 @@ local function pair_fix(key, name)
     NODE_MAX)
 end
 
--- What each state key's fields held at its last call, as read and as numbers: a call that
--- reads the same texts (Lua interns strings: a comparison is a pointer's) skips their checks.
+-- What each state key's operator fields (worker, datacenter, epoch, max_drift_ms) held at its
+-- last call, as read and as numbers: a call that reads the same texts (Lua interns strings: a
+-- comparison is a pointer's) skips their checks.
 local read_fields = {}
 
--- The state key's fields `h` (as HMGET reads them) as numbers: worker, datacenter, epoch,
--- drift and reserved (nil where not set), once issued_epoch is checked; or nil and the error.
-local function state_fields(key, h)
-  local c = read_fields[key]
-  if c and c[1] == h[1] and c[2] == h[2] and c[3] == h[3] and c[4] == h[4] and c[5] == h[5]
-      and c[6] == h[6] and c[7] == h[7] then
-    return c.fields
-  end
-  local err, worker, datacenter, reserved, issued
-  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix)
-  if not worker then return nil, err end
-  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix)
-  if not datacenter then return nil, err end
-  local epoch = EPOCH_MS
-  if h[5] then
-    epoch, err = field(key, 'epoch', h[5], -2 ^ 45, 2 ^ 45,
-      "Unix ms, or HDEL it for Twitter's epoch")
-    if not epoch then return nil, err end
-  end
-  local drift = MAX_DRIFT_MS
-  if h[7] then
-    drift, err = field(key, 'max_drift_ms', h[7], 0, MAX_DRIFT_RANGE_MS,
-      'HDEL it for the default 1000')
-    if not drift then return nil, err end
-  end
-  if h[4] then
-    reserved, err = field(key, 'reserved', h[4], 0, 2 ^ 53 - 1, 'the library writes it; HDEL it '
+-- The library's own fields of a state key, reserved and issued_epoch, read and checked against
+-- `epoch` (and `owner`, the mark): the reservation (or nil), or nil and the error. Read when a
+-- process takes a key over and when its operator fields change, not at every call: the library
+-- writes them, and what it issues depends on them only when it takes a key over.
+local function library_fields(key, owner, epoch)
+  local h = redis.call('HMGET', key, 'reserved', 'issued_epoch')
+  local reserved, issued, err
+  if h[1] then
+    reserved, err = field(key, 'reserved', h[1], 0, 2 ^ 53 - 1, 'the library writes it; HDEL it '
       .. 'to start above the clock plus the drift limit')
     if not reserved then return nil, err end
   end
-  if h[6] then
-    issued, err = field(key, 'issued_epoch', h[6], -2 ^ 45, 2 ^ 45, 'the library writes it: put '
+  if h[2] then
+    issued, err = field(key, 'issued_epoch', h[2], -2 ^ 45, 2 ^ 45, 'the library writes it: put '
       .. 'back the epoch its IDs were issued under')
     if not issued then return nil, err end
-  elseif h[3] then
+  elseif owner then
     -- The library's mark is there, so it issued IDs under the key: under which epoch?
-    return nil, fail(string.format('issued_epoch of %s is not set, but the library issued IDs '
+    return nil, fail(format('issued_epoch of %s is not set, but the library issued IDs '
       .. 'under it: put back the epoch they were issued under (HSET %s issued_epoch <Unix ms>), or '
       .. 'give a new state key a pair no server used', shown(key), shown(key)))
   end
   if issued and issued ~= epoch then
     -- Under another epoch the same time field is another time: new IDs could equal old ones.
-    return nil, fail(string.format(
+    return nil, fail(format(
       "epoch of %s is %s, but its IDs were issued under %s: they could repeat; put it back, "
         .. 'or give a new state key a pair no server used', shown(key), decimal(epoch),
       decimal(issued)))
   end
+  return reserved or false
+end
+
+-- The state key's operator fields `h` (worker, datacenter, owner, epoch, max_drift_ms, as HMGET
+-- reads them) as numbers, once the library's own fields agree with them; or nil and the error.
+local function state_fields(key, h)
+  local c = read_fields[key]
+  if c and c[1] == h[1] and c[2] == h[2] and c[4] == h[4] and c[5] == h[5] then
+    return c.fields
+  end
+  local err, worker, datacenter
+  worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix)
+  if not worker then return nil, err end
+  datacenter, err = field(key, 'datacenter', h[2], 0, NODE_MAX, pair_fix)
+  if not datacenter then return nil, err end
+  local epoch = EPOCH_MS
+  if h[4] then
+    epoch, err = field(key, 'epoch', h[4], -2 ^ 45, 2 ^ 45,
+      "Unix ms, or HDEL it for Twitter's epoch")
+    if not epoch then return nil, err end
+  end
+  local drift = MAX_DRIFT_MS
+  if h[5] then
+    drift, err = field(key, 'max_drift_ms', h[5], 0, MAX_DRIFT_RANGE_MS,
+      'HDEL it for the default 1000')
+    if not drift then return nil, err end
+  end
+  local reserved
+  reserved, err = library_fields(key, h[3], epoch)
+  if reserved == nil then return nil, err end
   local f = { worker = worker, datacenter = datacenter, epoch = epoch, drift = drift,
-    reserved = reserved }
-  read_fields[key] = { h[1], h[2], h[3], h[4], h[5], h[6], h[7], fields = f }
+    node = datacenter * 32 + worker }
+  read_fields[key] = { h[1], h[2], nil, h[4], h[5], fields = f }
   return f
 end
 
@@ -369,47 +411,51 @@ end
 -- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's, and
 -- `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
 local SNOWFLAKE_OPTIONS = { COUNT = true }
-local NO_OPTIONS = {}
 local function snowflake_next(keys, args)
+  if not format then bind() end
   if #keys ~= 1 then
-    return fail(string.format('snowflake_next takes one key, its state key, and was given %d: '
+    return fail(format('snowflake_next takes one key, its state key, and was given %d: '
       .. 'FCALL snowflake_next 1 <key> [COUNT n]', #keys))
   end
   local key = keys[1]
-  local opts, err = NO_OPTIONS, nil
+  local count, counted, err = 1, false, nil
   if #args > 0 then
+    local opts
     opts, err = options(args, SNOWFLAKE_OPTIONS)
     if not opts then return err end
+    if opts.COUNT then
+      count, err = integer('COUNT', opts.COUNT, 1, COUNT_MAX)
+      if not count then return err end
+      counted = true
+    end
   end
-  local count = 1
-  if opts.COUNT then
-    count, err = integer('COUNT', opts.COUNT, 1, COUNT_MAX)
-    if not count then return err end
+  -- The operator's fields and the mark, at every call (a pair moved to another key or server
+  -- takes effect at once); the library's own only when they matter (library_fields()).
+  local h = call('HMGET', key, 'worker', 'datacenter', 'owner', 'epoch', 'max_drift_ms')
+  local c = read_fields[key]
+  local f = c and c[1] == h[1] and c[2] == h[2] and c[4] == h[4] and c[5] == h[5] and c.fields
+  if not f then
+    f, err = state_fields(key, h)
+    if not f then return err end
   end
-  local h = redis.call('HMGET', key, 'worker', 'datacenter', 'owner', 'reserved', 'epoch',
-    'issued_epoch', 'max_drift_ms')
-  local f
-  f, err = state_fields(key, h)
-  if not f then return err end
-  local worker, datacenter, epoch, drift = f.worker, f.datacenter, f.epoch, f.drift
-  local reserved = f.reserved
-  local node = datacenter * 32 + worker
+  local epoch, drift, node = f.epoch, f.drift, f.node
   local holder = nodes[node]
   if holder and holder ~= key then
-    return fail(string.format(
+    return fail(format(
       "%s and %s both give datacenter %d worker %d on this server: they would issue the "
         .. "same IDs; give each state key a pair of its own", shown(holder), shown(key),
-      datacenter, worker))
+      f.datacenter, f.worker))
   end
   local now = now_ms()
   local state = snowflake[key]
+  local ticks = count == 1 and 1 or ceil(count / 4096)
   -- This process's role, read again before an ID could reach the clock at the last reading
   -- plus the drift limit: a promotion it has not seen (this node demoted, then promoted again,
   -- with another primary's writes lost on the way) let the other start above its own clock
   -- plus the drift limit, after this process's last call as a primary, so above every ID
   -- issued here before the next reading.
-  if not role_checked_at or math.max(now, state and state.last or 0) + math.ceil(count / 4096)
-      >= role_checked_at + drift then
+  local ahead = state and state.last > now and state.last or now
+  if not role_checked_at or ahead + ticks >= role_checked_at + drift then
     process(now)
   end
   if state and state.node ~= node and nodes[state.node] == key then
@@ -424,9 +470,12 @@ local function snowflake_next(keys, args)
     -- ID written. Another process issued at most its clock at its last call plus the drift
     -- limit, and its last call was a millisecond or more ago (a restart or a failover takes
     -- longer), on a clock this one's agrees with.
-    local start = math.max(reserved or 0, now + drift - 1)
+    local reserved
+    reserved, err = library_fields(key, h[3], epoch)
+    if reserved == nil then return err end
+    local start = max(reserved or 0, now + drift - 1)
     if state and state.node == node then
-      start = math.max(start, state.last)
+      start = max(start, state.last)
     end
     -- `fence`: the start when it is the clock plus the drift limit, not IDs known to be
     -- issued (a reservation, or this state's own), which the clock is then behind.
@@ -439,48 +488,49 @@ local function snowflake_next(keys, args)
   end
   -- The key is the library's from here: an expiry put on it would take the pair and the
   -- reservation with it.
-  redis.call('PERSIST', key)
+  call('PERSIST', key)
   local last, sequence = state.last, state.sequence
   -- The ticks this call's IDs take, first and last, checked before any is made.
   local first_tick, final
   if now > last then
-    first_tick, final = now, now + math.floor((count - 1) / 4096)
+    first_tick, final = now, now + ticks - 1
   elseif count <= SEQUENCE_MAX - sequence then
     first_tick, final = last, last
   else
     first_tick = sequence < SEQUENCE_MAX and last or last + 1
-    final = last + math.ceil((count - (SEQUENCE_MAX - sequence)) / 4096)
+    final = last + ceil((count - (SEQUENCE_MAX - sequence)) / 4096)
   end
   if final - now > drift then
     local over = final - now - drift
-    if math.ceil(count / 4096) > drift + 1 then
-      return fail(string.format('COUNT %d needs %d ms of IDs, more than the drift limit of %d ms '
-        .. 'lets run ahead of the clock at once: ask for fewer', count, math.ceil(count / 4096),
-        drift))
+    if ticks > drift + 1 then
+      return fail(format('COUNT %d needs %d ms of IDs, more than the drift limit of %d ms '
+        .. 'lets run ahead of the clock at once: ask for fewer', count, ticks, drift))
     end
     if state.fence and last <= state.fence + 1 and now <= state.fence
         and now >= state.fenced_at then
       -- Not the clock (it has not gone back since) nor IDs issued ahead of it (none went past
       -- the fence's first tick): the fence, which the clock passes within the drift limit.
-      return fail(string.format('IDs of %s resume above %s, the fence this process set at its '
+      return fail(format('IDs of %s resume above %s, the fence this process set at its '
         .. 'first use of the key (after a start, a failover, a reload of the library, or for a '
         .. 'new key, it cannot know what was issued under datacenter %d worker %d up to the '
         .. 'clock plus the drift limit, %d ms): COUNT %d would run %d ms past that limit; '
-        .. 'retry in %d ms, or ask for fewer', shown(key), decimal(state.fence), datacenter,
-        worker, drift, count, over, over))
+        .. 'retry in %d ms, or ask for fewer', shown(key), decimal(state.fence), f.datacenter,
+        f.worker, drift, count, over, over))
     end
-    return fail(string.format(
+    return fail(format(
       'clock is %d ms behind the last issued ID (limit %d ms): retry once it catches up',
-      math.max(first_tick, now + drift + 1) - now, drift))
+      max(first_tick, now + drift + 1) - now, drift))
   end
   if first_tick < epoch or final - epoch > TIME_MAX then
-    return fail(string.format(
+    return fail(format(
       'the Snowflake time field holds %s to %s ms after 1970 with the epoch %s: %s is outside',
       decimal(epoch), decimal(epoch + TIME_MAX), decimal(epoch),
       decimal(first_tick < epoch and first_tick or epoch + TIME_MAX + 1)))
   end
   local low_node = node * 4096
-  local ids = {}
+  -- An array only for COUNT: one ID is replied as it is.
+  local ids = counted and {} or nil
+  local id
   for i = 1, count do
     if now > last then
       last, sequence = now, 0
@@ -489,18 +539,16 @@ local function snowflake_next(keys, args)
     else
       last, sequence = last + 1, 0
     end
-    ids[i] = compose(last - epoch, low_node + sequence)
+    id = compose(last - epoch, low_node + sequence)
+    if ids then ids[i] = id end
   end
   state.last, state.sequence = last, sequence
   nodes[node] = key
   if last >= state.reserved then
     state.reserved = last + RESERVE_MS
-    redis.call('HSET', key, 'reserved', decimal(state.reserved))
+    call('HSET', key, 'reserved', decimal(state.reserved))
   end
-  if opts.COUNT then
-    return ids
-  end
-  return ids[1]
+  return ids or id
 end
 
 -- Days since 1970-01-01 as year, month, day (UTC; Howard Hinnant's civil_from_days).
@@ -527,9 +575,13 @@ local function period_label(period, ms)
   return y
 end
 
+-- 10^d for every DIGITS d a sequence takes (1 to 10): a table's read, not a pow().
+local POWERS_OF_TEN = {}
+for d = 1, 10 do POWERS_OF_TEN[d] = 10 ^ d end
+
 -- label * 10^digits + n: a number where exact (below 2^53), else decimal text.
 local function dateseq_value(label, digits, n, as_text)
-  local value = label * 10 ^ digits + n
+  local value = label * POWERS_OF_TEN[digits] + n
   if value < 2 ^ 53 and not as_text then
     return value
   end
@@ -541,9 +593,10 @@ local DATESEQ_CURRENT_OPTIONS = { DIGITS = true, PERIOD = true, STRING = false }
 
 -- The options of a date-sequence function (COUNT only where `counted`): period, digits,
 -- count, as text; checked in the module's order.
+local DATESEQ_DEFAULTS = { digits = 6, count = 1, period = 'DAY', text = false, range = false }
 local function dateseq_options(args, counted)
   if #args == 0 then
-    return { digits = 6, count = 1, period = 'DAY', text = false, range = false }
+    return DATESEQ_DEFAULTS
   end
   local opts, err = options(args, counted and DATESEQ_OPTIONS or DATESEQ_CURRENT_OPTIONS)
   if not opts then return nil, err end
@@ -568,15 +621,16 @@ local function dateseq_options(args, counted)
     range = opts.COUNT ~= nil }
 end
 
--- A date-sequence call of function `name`: its key, its witness key if given, its options,
--- and the period's label and its field in the key now. The witness key is a second hash (in
--- the key's slot, e.g. `{order}` and `{order}:witness`) that mirrors the sequence's: what a
+-- A date-sequence call of function `name`: its options (a table shared by calls without
+-- any: read, never written), the period's label and field now (`day`: a table kept per period
+-- and day), and the clock; or nil and the error. The witness key, if given, is a second hash
+-- (in the key's slot, e.g. `{order}` and `{order}:witness`) that mirrors the sequence's: what a
 -- DEL, a lowered counter or an older copy takes from one, the other keeps, and replication
 -- carries both to every replica.
 local fields_by_day = {}
 local function dateseq_call(name, keys, args)
   if #keys ~= 1 and #keys ~= 2 then
-    return nil, fail(string.format("%s takes the sequence's key and, if it has one, its "
+    return nil, fail(format("%s takes the sequence's key and, if it has one, its "
       .. 'witness key; it was given %d keys: FCALL %s 1 <key> [options], or FCALL %s 2 <key> '
       .. '<witness key> [options]', name, #keys, name, name))
   end
@@ -584,21 +638,23 @@ local function dateseq_call(name, keys, args)
     return nil, fail('the witness key ' .. shown(keys[1]) .. " is the sequence's own key: name "
       .. 'another key in its slot, e.g. {order} and {order}:witness')
   end
-  local o, err = dateseq_options(args, name == 'dateseq_next')
-  if not o then return nil, err end
-  o.key, o.witness = keys[1], keys[2]
-  o.now = now_ms()
+  local o = DATESEQ_DEFAULTS
+  if #args > 0 then
+    local err
+    o, err = dateseq_options(args, name == 'dateseq_next')
+    if not o then return nil, err end
+  end
+  local now = now_ms()
   -- The period's label and field name, made once a day (and again after a clock step).
-  local day = math.floor(o.now / 86400000)
+  local day = (now - now % 86400000) / 86400000
   local names = fields_by_day[o.period]
   if not names or names.day ~= day then
-    names = { day = day, label = period_label(o.period, o.now) }
-    names.name = string.lower(o.period)
-    names.field = names.name .. ':' .. names.label
+    local label = period_label(o.period, now)
+    local period = string.lower(o.period)
+    names = { day = day, label = label, name = period, field = period .. ':' .. label }
     fields_by_day[o.period] = names
   end
-  o.label, o.field, o.period_name = names.label, names.field, names.name
-  return o
+  return o, names, now
 end
 
 -- The counter `name` of `key` as it holds it (nil for none), or nil and the error naming what
@@ -616,17 +672,16 @@ local function counter(key, name, raw)
   return n
 end
 
--- A sequence's rate as its key records it: the second of its last write, the values given in
--- that second and in the one before; or nil and the error.
-local rate_text, rate_read = nil, nil
+-- A sequence's rate as its key records it: a second, and bounds on the values given in that
+-- second and in the one before (never below them: a takeover's gap is sized by them); or nil
+-- and the error.
 local function rate_of(key, raw)
   if not raw then return { 0, 0, 0 } end
-  if raw == rate_text then return rate_read end
   local s, n, p = string.match(raw, '^(%d+) (%d+) (%d+)$')
   local r = s and { stored(s, 0, 2 ^ 53 - 1), stored(n, 0, 2 ^ 53 - 1),
     stored(p, 0, 2 ^ 53 - 1) }
   if not (r and r[1] and r[2] and r[3]) then
-    return nil, fail(string.format("rate of %s holds %s, not '<second> <values> <values>' as the "
+    return nil, fail(format("rate of %s holds %s, not '<second> <values> <values>' as the "
       .. 'library writes it: HDEL it (a takeover then skips %d values)', shown(key), shown(raw),
       FAILOVER_GAP))
   end
@@ -637,24 +692,27 @@ end
 -- docs assume, plus what the process before may have given past it without reading its role
 -- (ROLE_CHUNK), and never less than FAILOVER_GAP.
 local function gap_of(rate)
-  return math.max(FAILOVER_GAP,
-    math.ceil(math.max(rate[2], rate[3]) * FAILOVER_LAG_MS / 1000) + ROLE_CHUNK)
+  return max(FAILOVER_GAP, ceil(max(rate[2], rate[3]) * FAILOVER_LAG_MS / 1000) + ROLE_CHUNK)
 end
 
--- The rate after `count` more values at `now`, as the key keeps it (and as rate_of() then
--- reads it without parsing: a text to numbers, whichever key holds it).
-local function rate_after(rate, now, count)
-  local second = math.floor(now / 1000)
-  local s, n, p = second, count, 0
-  if second <= rate[1] then
+-- Counts `count` more values at `now` into `rate` (this state's, as rate_of() reads it, with
+-- `written`, the bound on this second's values its key holds); the text to write to the key
+-- when its bound no longer holds (a new second, or more values than it says) or `force`, else
+-- nil. The
+-- bound written is twice the values given: a second at any rate takes a few writes of it, and
+-- a takeover skips at most twice what it must.
+local function rate_after(rate, now, count, force)
+  local second = (now - now % 1000) / 1000
+  if second > rate[1] then
+    rate[3] = second == rate[1] + 1 and rate[2] or 0
+    rate[1], rate[2], rate.written = second, count, nil
+  else
     -- This second, or a clock stepped back: the same window.
-    s, n, p = rate[1], rate[2] + count, rate[3]
-  elseif second == rate[1] + 1 then
-    p = rate[2]
+    rate[2] = rate[2] + count
   end
-  rate_text = string.format('%d %d %d', s, n, p)
-  rate_read = { s, n, p }
-  return rate_text
+  if not force and rate.written and rate[2] <= rate.written then return nil end
+  rate.written = 2 * rate[2]
+  return format('%d %d %d', rate[1], rate.written, rate[3])
 end
 
 -- Drops all but the KEPT_PERIODS latest counters of `period` before `label` from `key`: kept
@@ -677,39 +735,57 @@ end
 -- FCALL dateseq_next 1 <key> [DIGITS d] [COUNT n] [PERIOD day|month|year] [STRING] (or 2 <key>
 -- <witness key> ...): yyyyMMdd * 10^d + seq from this period's counter, a field of the hash
 -- <key> (and of its witness); with COUNT the range [first, last].
+local EVICTED_SEQUENCES = 'date sequences: one evicted and found missing after a restart '
+  .. 'starts again at the gap and repeats its values'
+local NOTHING = {}
 local function dateseq_next(keys, args)
-  local o, err = dateseq_call('dateseq_next', keys, args)
-  if not o then return err end
-  local key, witness, label, field = o.key, o.witness, o.label, o.field
+  if not format then bind() end
+  local o, names, now = dateseq_call('dateseq_next', keys, args)
+  if not o then return names end
+  local key, witness, label, field = keys[1], keys[2], names.label, names.field
   -- Read at every call while it can evict, else once a second (evictable()).
-  err = evictable('date sequences: one evicted and found missing after a restart starts '
-    .. 'again at the gap and repeats its values', o.now)
-  if err then return err end
-  local h = redis.call('HMGET', key, field, 'owner', 'rate')
-  local w = witness and redis.call('HMGET', witness, field, 'owner', 'rate') or {}
-  local held, kept
-  held, err = counter(key, field, h[1])
-  if err then return err end
-  kept, err = counter(witness, field, w[1])
-  if err then return err end
+  local err
+  if evicting or now >= policy_checked_at + POLICY_CHECK_MS or now < policy_checked_at then
+    err = evictable(EVICTED_SEQUENCES, now)
+    if err then return err end
+  end
+  local h = call('HMGET', key, field, 'owner')
+  local w = witness and call('HMGET', witness, field, 'owner') or NOTHING
+  -- The counter as this state wrote it last reads as what it wrote (counter()).
+  local held, kept = count_n, nil
+  if h[1] ~= count_text then
+    held, err = counter(key, field, h[1])
+    if err then return err end
+  end
+  if witness then
+    kept, err = counter(witness, field, w[1])
+    if err then return err end
+  end
   -- The copy that went furthest speaks for the sequence (the key's when neither holds this
   -- period, unless the key is gone).
-  local owner, rate_text, rate_key = h[2], h[3], key
-  if (kept or -1) > (held or -1) or (not h[1] and not h[2] and not h[3] and witness) then
-    owner, rate_text, rate_key = w[2], w[3], witness
+  local owner, rate_key = h[2], key
+  if (kept or -1) > (held or -1) or (not h[1] and not h[2] and witness) then
+    owner, rate_key = w[2], witness
   end
-  local rate
-  rate, err = rate_of(rate_key, rate_text)
-  if not rate then return err end
-  local n = math.max(held or 0, kept or 0)
-  if not role_checked_at then process(o.now) end
+  local n = held or 0
+  if kept and kept > n then n = kept end
+  if not role_checked_at then process(now) end
   local mine = given[key]
   local witnessed = mine and mine[field]
+  -- Another process wrote it last: what it gave since its last write that reached this copy
+  -- may be lost (a failover, a restart from an older file). Skip past it. (A key that
+  -- vanished under this process continues above what this process gave.)
+  local takeover = owner ~= mark and not (not owner and witnessed)
+  local rate = rates[key]
+  if takeover or not rate then
+    -- The rate as the copy that speaks records it: a takeover's gap follows it, and this
+    -- state counts on from it.
+    rate, err = rate_of(rate_key, redis.call('HGET', rate_key, 'rate'))
+    if not rate then return err end
+    rates[key] = rate
+  end
   local gap = 0
-  if owner ~= mark and not (not owner and witnessed) then
-    -- Another process wrote it last: what it gave since its last write that reached this
-    -- copy may be lost (a failover, a restart from an older file). Skip past it. (A key
-    -- that vanished under this process continues above what this process gave.)
+  if takeover then
     gap = gap_of(rate)
     n = n + gap
   end
@@ -732,11 +808,11 @@ local function dateseq_next(keys, args)
   end
   if last > base + ROLE_CHUNK then
     local before = mark
-    process(o.now)
+    process(now)
     if mark ~= before then return dateseq_next(keys, args) end
     bases[key] = { [field] = last }
   end
-  if last >= 10 ^ o.digits then
+  if last >= POWERS_OF_TEN[o.digits] then
     -- The module's words for each case: spent after the gap, a COUNT that does not fit, spent.
     local spent = string.format('the sequence for %s is spent: it no longer fits in %d digits',
       decimal(label), o.digits)
@@ -754,12 +830,20 @@ local function dateseq_next(keys, args)
   -- Written in one HSET to each copy: this period's counter, the mark, the rate, and after a
   -- takeover the key's other periods past the gap too (the old process may have given values
   -- of each of them past its last write that reached this copy).
-  local last_text, rate_now = decimal(last), rate_after(rate, o.now, o.count)
+  -- The mark and the rate written with the counter where a copy lacks the mark (and so may
+  -- lack the rate), else the rate only when its bound no longer holds (rate_after()).
+  local last_text = format('%d', last)
+  local rate_now = rate_after(rate, now, o.count, h[2] ~= mark or (witness and w[2] ~= mark))
   count_text, count_n = last_text, last
   if gap == 0 then
-    redis.call('HSET', key, field, last_text, 'owner', mark, 'rate', rate_now)
-    if witness then
-      redis.call('HSET', witness, field, last_text, 'owner', mark, 'rate', rate_now)
+    if rate_now then
+      redis.call('HSET', key, field, last_text, 'owner', mark, 'rate', rate_now)
+      if witness then
+        redis.call('HSET', witness, field, last_text, 'owner', mark, 'rate', rate_now)
+      end
+    else
+      call('HSET', key, field, last_text)
+      if witness then call('HSET', witness, field, last_text) end
     end
   end
   local write = gap > 0 and { key, field, last_text, 'owner', mark, 'rate', rate_now }
@@ -784,13 +868,13 @@ local function dateseq_next(keys, args)
     redis.call('HSET', unpack(write))
     if witness then redis.call('HSET', witness, unpack(write, 2)) end
   end
-  redis.call('PERSIST', key)
-  if witness then redis.call('PERSIST', witness) end
+  call('PERSIST', key)
+  if witness then call('PERSIST', witness) end
   if not mine then
     mine = {}
     given[key] = mine
   end
-  local period = o.period_name
+  local period = names.name
   if not witnessed then
     -- A period new to this state: keep the KEPT_PERIODS latest before it.
     local labels = {}
@@ -813,21 +897,23 @@ end
 -- FCALL_RO dateseq_current 1 <key> [DIGITS d] [PERIOD p] [STRING] (or 2 <key> <witness key>
 -- ...): the last value given this period, or nil.
 local function dateseq_current(keys, args)
-  local o, err = dateseq_call('dateseq_current', keys, args)
-  if not o then return err end
-  local held, kept
-  held, err = counter(o.key, o.field, redis.call('HGET', o.key, o.field))
+  if not format then bind() end
+  local o, names = dateseq_call('dateseq_current', keys, args)
+  if not o then return names end
+  local key, witness, field = keys[1], keys[2], names.field
+  local held, kept, err
+  held, err = counter(key, field, redis.call('HGET', key, field))
   if err then return err end
-  if o.witness then
-    kept, err = counter(o.witness, o.field, redis.call('HGET', o.witness, o.field))
+  if witness then
+    kept, err = counter(witness, field, redis.call('HGET', witness, field))
     if err then return err end
   end
-  local witnessed = given[o.key] and given[o.key][o.field]
+  local witnessed = given[key] and given[key][field]
   local n = math.max(held or -1, kept or -1, witnessed or -1)
   if n < 0 then
     return nil
   end
-  return dateseq_value(o.label, o.digits, n, o.text)
+  return dateseq_value(names.label, o.digits, n, o.text)
 end
 
 -- Worker-ID leases: WORKERID.ACQUIRE, RENEW, RELEASE and LIST of the module, on its namespace
@@ -947,6 +1033,7 @@ end
 -- if it went back since this state saw it, fenced if another process wrote it last.
 -- Returns the pool, the clock and this process's mark, or nil and the error.
 local function open_pool(ns, writable)
+  if not format then bind() end
   local now = now_ms()
   local mark = process(now)
   if replica then

@@ -28,6 +28,14 @@ else
   [ -n "$found" ] && [ -z "${IDGEN_REBUILD:-}" ] && { echo "$found"; exit 0; }
 fi
 
+# One build of a package and suite at a time (make test starts one, a test may ask for it too):
+# the second waits, then finds the first's.
+mkdir -p "$(dirname "$cache")"
+exec 8>"$cache.$package-$suite.lock"
+flock 8
+found=$(compgen -G "$cache/$package-*/bin/$package-server" | sort -V | tail -1 || true)
+[ -n "$found" ] && [ -z "${IDGEN_REBUILD:-}" ] && { echo "${found#"$root"}"; exit 0; }
+
 mirror=$(debian_mirror)
 [ -n "$mirror" ] || { echo "debian-server.sh: no Debian mirror in this system's apt sources" >&2; exit 1; }
 # The suite's source index in an apt state of its own (the system's sources are left alone):

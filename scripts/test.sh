@@ -35,6 +35,9 @@ scripts/debian-server.sh redis >"$logs/redis8.path" 2>"$logs/redis8-build.log" &
 redis8=$!
 scripts/debian-server.sh valkey >"$logs/valkey81.path" 2>"$logs/valkey81-build.log" &
 valkey81=$!
+# Redis 6.0 (Debian 11's), for the library's scripts (tests/tests/library_scripts.rs, which
+# builds it itself if this has not finished: the build is locked, the second waits).
+scripts/debian-server.sh redis bullseye >"$logs/redis6.path" 2>"$logs/redis6-build.log" &
 
 status=0
 cargo test "${flags[@]}" || status=1

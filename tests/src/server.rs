@@ -39,6 +39,9 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Listen on this port (e.g. a restart where clients expect it) instead of a free one.
     pub port: Option<u16>,
+    /// This server program instead of [`server_program`]'s (e.g. a Redis 6 for the library's
+    /// scripts).
+    pub program: Option<String>,
 }
 
 impl Options {
@@ -102,7 +105,7 @@ impl Server {
         std::fs::create_dir_all(&dir).expect("create server dir");
         let port = options.port.unwrap_or_else(free_port);
         let log = dir.join("redis.log");
-        let program = server_program();
+        let program = options.program.clone().unwrap_or_else(server_program);
         let mut command = Command::new(&program);
         if !options.config_lines.is_empty() {
             let mut conf = match &module {

@@ -25,6 +25,7 @@
 pub mod coordinator;
 pub mod library;
 pub mod metrics;
+pub mod scripts;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

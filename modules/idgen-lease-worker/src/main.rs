@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use idgen_client::library::{self, Installed};
-use idgen_client::metrics;
+use idgen_client::{metrics, scripts};
 use idgen_client::{Backend, LeaseOptions, LeasedGenerator};
 
 #[derive(Parser)]
@@ -80,6 +80,37 @@ fn install_library(url: &str, settings: &library::Settings) -> i32 {
                         println!("{at}: idgen library {ours} was there already; loaded again")
                     }
                 }
+            }
+            0
+        }
+        Err(library::LibraryError::Redis(e)) if scripts::no_functions(&e) => {
+            install_scripts(url, settings)
+        }
+        Err(e) => {
+            eprintln!("idgen-lease-worker: {e}");
+            1
+        }
+    }
+}
+
+/// `install-library` on a server without `FUNCTION` (Redis 6): the library as scripts.
+fn install_scripts(url: &str, settings: &library::Settings) -> i32 {
+    let installed = redis::Client::open(url)
+        .and_then(|client| client.get_connection())
+        .map_err(library::LibraryError::from)
+        .and_then(|mut con| scripts::install(&mut con, settings));
+    match installed {
+        Ok(loaded) => {
+            println!(
+                "no FUNCTION on this server: installed idgen library {} as {} scripts \
+                 (EVALSHA), its text in key {} (clients load the scripts from it again after \
+                 NOSCRIPT)",
+                library::version(),
+                loaded.len(),
+                scripts::KEY
+            );
+            for (function, sha) in loaded {
+                println!("  {function} {sha}");
             }
             0
         }

@@ -1,0 +1,208 @@
+//! The Functions library as scripts (`EVALSHA`), on a server that runs Lua but has no
+//! `FUNCTION`: Redis 6.0 (Debian 11's source package, built once into the cache by
+//! scripts/debian-server.sh; `IDGEN_REDIS6` names another build). Installed, found and called
+//! by the client in that form; the same replies and errors as the functions on this
+//! checkout's default server; what a restart or `SCRIPT FLUSH` takes from the server's script
+//! cache is loaded again from the library's key, and no ID or value repeats across it.
+
+use std::process::Command;
+
+use idgen_client::library::{self, LibraryError, Settings};
+use idgen_client::scripts::{self, Library};
+use idgen_tests::library::set_node;
+use idgen_tests::{error_text, redis, workspace_root, Options, Server};
+
+/// A Redis 6.0 server program: `IDGEN_REDIS6`, or Debian 11's redis built into the cache.
+fn redis6() -> String {
+    if let Ok(program) = std::env::var("IDGEN_REDIS6") {
+        return program;
+    }
+    let out = Command::new(workspace_root().join("scripts/debian-server.sh"))
+        .args(["redis", "bullseye"])
+        .output()
+        .expect("run scripts/debian-server.sh");
+    assert!(
+        out.status.success(),
+        "no Redis 6 to test on: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn start6(dir: Option<std::path::PathBuf>, port: Option<u16>) -> Server {
+    Server::start_with(
+        Options {
+            no_module: true,
+            program: Some(redis6()),
+            dir,
+            port,
+            ..Options::default()
+        }
+        .server(&["--appendonly", "yes", "--appendfsync", "always"]),
+    )
+}
+
+/// The server's answer, error or not, as text: what a caller sees.
+fn answer(result: redis::RedisResult<redis::Value>) -> String {
+    match result {
+        Ok(value) => format!("{value:?}"),
+        Err(e) => error_text(&e),
+    }
+}
+
+#[test]
+fn on_redis_6_the_library_runs_as_scripts_and_repeats_nothing_across_restarts_and_flushes() {
+    let dir = idgen_tests::data_dir("library-scripts");
+    let mut server = start6(Some(dir.to_path_buf()), None);
+    let mut con = server.connection();
+    // The functions' installer is refused (no FUNCTION); the scripts' is not.
+    let e = library::install(&mut con).unwrap_err();
+    assert!(
+        matches!(&e, LibraryError::Redis(e) if scripts::no_functions(e)),
+        "{e}"
+    );
+    let loaded = scripts::install(&mut con, &Settings::default()).unwrap();
+    assert_eq!(loaded.len(), scripts::FUNCTIONS.len());
+    let lib = Library::find(&mut con).unwrap();
+    assert_eq!(lib.form(), "EVALSHA");
+    let version: String = lib.call(&mut con, "idgen_version", &[], &[]).unwrap();
+    assert_eq!(version, library::version());
+
+    set_node(&mut con, "sf", 3, 7);
+    let layout = idgen_core::layout::Layout::twitter();
+    let mut ids: Vec<u64> = Vec::new();
+    let mut values: Vec<u64> = Vec::new();
+    let take = |con: &mut redis::Connection, ids: &mut Vec<u64>, values: &mut Vec<u64>| {
+        for _ in 0..300 {
+            let id: u64 = lib.call(con, "snowflake_next", &["sf"], &[]).unwrap();
+            let d = layout.decode(id);
+            assert_eq!((d.datacenter, d.worker), (3, 7), "{id}");
+            ids.push(id);
+            values.push(lib.call(con, "dateseq_next", &["seq"], &[]).unwrap());
+        }
+    };
+    take(&mut con, &mut ids, &mut values);
+    // The library's state outlives a script's run: after its first fence, IDs go on in the
+    // fence's millisecond (a library loaded afresh at every call would fence again, a tick
+    // further each time).
+    let ticks: std::collections::BTreeSet<u64> = ids.iter().map(|id| id >> 22).collect();
+    assert!(ticks.len() <= 10, "{} ticks for 300 IDs", ticks.len());
+    // SCRIPT FLUSH: the scripts and the library's Lua state gone, as a reload.
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(&mut con).unwrap();
+    let flushed = redis::cmd("EVALSHA")
+        .arg(&loaded[0].1)
+        .arg(1)
+        .arg("sf")
+        .query::<u64>(&mut con)
+        .unwrap_err();
+    assert!(error_text(&flushed).contains("NOSCRIPT"), "{flushed}");
+    take(&mut con, &mut ids, &mut values);
+    // kill -9 and a start from the AOF: the script cache is empty again.
+    drop(con);
+    server.kill9();
+    let server = start6(Some(dir.to_path_buf()), Some(server.port));
+    let mut con = server.connection();
+    let lib = Library::find(&mut con).unwrap();
+    assert_eq!(lib.form(), "EVALSHA");
+    take(&mut con, &mut ids, &mut values);
+    for (what, seen) in [("IDs", &ids), ("values", &values)] {
+        assert!(
+            seen.windows(2).all(|w| w[0] < w[1]),
+            "{what} went back or repeated across a flush or a restart"
+        );
+    }
+
+    // Leases, through the scripts.
+    let grant: Vec<i64> = lib
+        .call(&mut con, "workerid_acquire", &["ns"], &["TTL", "1000"])
+        .unwrap();
+    assert_eq!(grant.len(), 4, "{grant:?}");
+    let listed: Vec<redis::Value> = lib.call(&mut con, "workerid_list", &["ns"], &[]).unwrap();
+    assert_eq!(listed.len(), 1);
+}
+
+/// `idgen-lease-worker install-library` on a server without FUNCTION installs the scripts and
+/// says so, naming the key the clients reload them from; the client then finds them.
+#[test]
+fn the_installer_puts_scripts_where_there_is_no_function() {
+    let six = start6(None, None);
+    let url = format!("redis://127.0.0.1:{}/", six.port);
+    let out = Command::new(idgen_tests::lease_worker_binary())
+        .args(["install-library", "--url", &url])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("as 8 scripts (EVALSHA)"), "{said}");
+    assert!(said.contains(scripts::KEY), "{said}");
+    let mut con = six.connection();
+    let lib = Library::find(&mut con).unwrap();
+    assert_eq!(lib.form(), "EVALSHA");
+    let value: u64 = lib.call(&mut con, "dateseq_next", &["d"], &[]).unwrap();
+    assert!(value > 0);
+}
+
+/// Bad calls answer alike in both forms: the scripts on Redis 6, the functions on this
+/// checkout's default server.
+#[test]
+fn scripts_and_functions_give_the_same_errors() {
+    let six = start6(None, None);
+    let mut con6 = six.connection();
+    scripts::install(&mut con6, &Settings::default()).unwrap();
+    let scripts = Library::find(&mut con6).unwrap();
+    let seven = idgen_tests::library::plain_server();
+    let mut con7 = seven.connection();
+    idgen_tests::library::install(&mut con7);
+    let functions = Library::find(&mut con7).unwrap();
+    assert_eq!(functions.form(), "FCALL");
+    let calls: &[(&str, &[&str], &[&str])] = &[
+        ("snowflake_next", &["nopair"], &[]),
+        ("snowflake_next", &["a", "b"], &[]),
+        ("snowflake_next", &["sf"], &["COUNT", "0"]),
+        ("snowflake_next", &["sf"], &["SIZE", "1"]),
+        ("dateseq_next", &["d"], &["DIGITS", "11"]),
+        ("dateseq_next", &["d"], &["PERIOD", "week"]),
+        ("dateseq_next", &["d", "d"], &[]),
+        ("dateseq_current", &["d"], &["COUNT", "2"]),
+        ("workerid_acquire", &["ns"], &["TTL", "1"]),
+        ("workerid_renew", &["ns"], &["0", "1"]),
+        ("idgen_version", &["k"], &[]),
+    ];
+    for (function, keys, args) in calls {
+        let a = answer(scripts.call(&mut con6, function, keys, args));
+        let b = answer(functions.call(&mut con7, function, keys, args));
+        assert_eq!(a, b, "{function} {keys:?} {args:?}");
+        assert!(a.contains("ERR"), "{function} {keys:?} {args:?}: {a}");
+    }
+}
+
+/// On a server whose script globals are read-only (Redis 7 and later), the scripts refuse,
+/// saying to install the functions (a server that keeps them writable runs them); the client
+/// finds the functions there.
+#[test]
+fn where_script_globals_are_read_only_the_scripts_refuse_and_say_why() {
+    let server = idgen_tests::library::plain_server();
+    let mut con = server.connection();
+    let info: String = redis::cmd("INFO").arg("server").query(&mut con).unwrap();
+    if info.contains("redis_version:6.") {
+        eprintln!("a Redis 6 keeps script globals writable: nothing to refuse here");
+        return;
+    }
+    scripts::install(&mut con, &Settings::default()).unwrap();
+    let text: String = redis::cmd("GET").arg(scripts::KEY).query(&mut con).unwrap();
+    let script = redis::Script::new(&scripts::script(&text, "idgen_version"));
+    match script.invoke::<String>(&mut con) {
+        // A server that keeps script globals writable runs them as Redis 6 does.
+        Ok(version) => assert_eq!(version, library::version()),
+        Err(e) => assert!(
+            error_text(&e).contains("keeps no Lua state between scripts"),
+            "{e}"
+        ),
+    }
+    idgen_tests::library::install(&mut con);
+    assert_eq!(Library::find(&mut con).unwrap().form(), "FCALL");
+}

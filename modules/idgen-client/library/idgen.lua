@@ -161,23 +161,20 @@ local function now_ms()
 end
 
 -- The error for a call whose keys (`what`) the server's maxmemory-policy can evict, or nil:
--- the library's keys never keep an expiry, so only an allkeys-* policy can. INFO memory costs
--- more than an ID: read at every call while the policy can evict (so that setting it back
--- takes effect at once), at a lease call (`always`), and otherwise once POLICY_CHECK_MS
--- passed since the last reading.
+-- the library's keys never keep an expiry, so only an allkeys-* policy can. Read from INFO
+-- memory, which costs more than an ID: a lease call reads it every time, a date sequence at
+-- every call while the policy can evict (so that setting it back takes effect at once) and
+-- otherwise once POLICY_CHECK_MS passed since the last reading (`policy_checked_at`).
 local POLICY_CHECK_MS = 1000
 local policy_checked_at = -POLICY_CHECK_MS
 local evicting = nil
-local function evictable(what, now, always)
-  if always or evicting or now >= policy_checked_at + POLICY_CHECK_MS
-      or now < policy_checked_at then
-    -- A plain find (a memchr and memcmp in C), then the policy's name: a pattern scanned over
-    -- the section's text cost as much again as the INFO call itself.
-    local info = redis.call('INFO', 'memory')
-    local at = string.find(info, 'maxmemory_policy:allkeys', 1, true)
-    evicting = at and string.match(info, '^[%w-]+', at + 17)
-    policy_checked_at = now
-  end
+local function evictable(what, now)
+  -- A plain find (a memchr and memcmp in C), then the policy's name: a pattern scanned over
+  -- the section's text cost as much again as the INFO call itself.
+  local info = redis.call('INFO', 'memory')
+  local at = string.find(info, 'maxmemory_policy:allkeys', 1, true)
+  evicting = at and string.match(info, '^[%w-]+', at + 17)
+  policy_checked_at = now
   if evicting then
     return fail(string.format('maxmemory-policy is %s, which can evict %s; set maxmemory-policy '
       .. 'noeviction (or a volatile-* policy)', evicting, what))
@@ -375,11 +372,8 @@ end
 
 -- The state key's operator fields `h` (worker, datacenter, owner, epoch, max_drift_ms, as HMGET
 -- reads them) as numbers, once the library's own fields agree with them; or nil and the error.
+-- The caller compares the texts with read_fields[key] first: this runs when they changed.
 local function state_fields(key, h)
-  local c = read_fields[key]
-  if c and c[1] == h[1] and c[2] == h[2] and c[4] == h[4] and c[5] == h[5] then
-    return c.fields
-  end
   local err, worker, datacenter
   worker, err = field(key, 'worker', h[1], 0, NODE_MAX, pair_fix)
   if not worker then return nil, err end
@@ -698,9 +692,8 @@ end
 -- Counts `count` more values at `now` into `rate` (this state's, as rate_of() reads it, with
 -- `written`, the bound on this second's values its key holds); the text to write to the key
 -- when its bound no longer holds (a new second, or more values than it says) or `force`, else
--- nil. The
--- bound written is twice the values given: a second at any rate takes a few writes of it, and
--- a takeover skips at most twice what it must.
+-- nil. The bound written is twice the values given: a second at any rate takes a few writes
+-- of it, and a takeover skips at most twice what it must.
 local function rate_after(rate, now, count, force)
   local second = (now - now % 1000) / 1000
   if second > rate[1] then
@@ -743,7 +736,7 @@ local function dateseq_next(keys, args)
   local o, names, now = dateseq_call('dateseq_next', keys, args)
   if not o then return names end
   local key, witness, label, field = keys[1], keys[2], names.label, names.field
-  -- Read at every call while it can evict, else once a second (evictable()).
+  -- The policy read again at every call while it can evict, else once a second (evictable()).
   local err
   if evicting or now >= policy_checked_at + POLICY_CHECK_MS or now < policy_checked_at then
     err = evictable(EVICTED_SEQUENCES, now)
@@ -837,9 +830,9 @@ local function dateseq_next(keys, args)
   count_text, count_n = last_text, last
   if gap == 0 then
     if rate_now then
-      redis.call('HSET', key, field, last_text, 'owner', mark, 'rate', rate_now)
+      call('HSET', key, field, last_text, 'owner', mark, 'rate', rate_now)
       if witness then
-        redis.call('HSET', witness, field, last_text, 'owner', mark, 'rate', rate_now)
+        call('HSET', witness, field, last_text, 'owner', mark, 'rate', rate_now)
       end
     else
       call('HSET', key, field, last_text)
@@ -1040,7 +1033,7 @@ local function open_pool(ns, writable)
     return nil, fail('WORKERID commands are refused on a replica: send them to the primary')
   end
   local err = evictable('lease namespaces: an evicted namespace grants live holders\' worker IDs '
-    .. 'again', now, true)
+    .. 'again', now)
   if err then return nil, err end
   local pool, err = read_pool(ns)
   if not pool then return nil, err end

@@ -2,6 +2,7 @@
 # make test's body, once the binaries are built (make test-build; TEST_FLAGS as there):
 #  1. every suite on Redis 7.0 (Debian 12's redis-server);
 #  2. then, side by side: the Python package's tests, idgen-core's long tests (#[ignore]d in 1),
+#     the Functions library's suites on Redis 6.0 (as scripts, EVALSHA),
 #     and the module's suites again on Valkey 8.0
 #     (valkey-server, from Debian 12's backports) and on Redis 8.0 and Valkey 8.1 (built from
 #     Debian 13's source packages by scripts/debian-server.sh, cached outside the checkout);
@@ -35,9 +36,11 @@ scripts/debian-server.sh redis >"$logs/redis8.path" 2>"$logs/redis8-build.log" &
 redis8=$!
 scripts/debian-server.sh valkey >"$logs/valkey81.path" 2>"$logs/valkey81-build.log" &
 valkey81=$!
-# Redis 6.0 (Debian 11's), for the library's scripts (tests/tests/library_scripts.rs, which
-# builds it itself if this has not finished: the build is locked, the second waits).
+# Redis 6.0 (Debian 11's), where the library runs as scripts: its suites run there too (below;
+# library_scripts.rs and the Python tests build it themselves if this has not finished: the
+# build is locked, the second waits).
 scripts/debian-server.sh redis bullseye >"$logs/redis6.path" 2>"$logs/redis6-build.log" &
+redis6=$!
 
 status=0
 cargo test "${flags[@]}" || status=1
@@ -71,6 +74,24 @@ suites_on() {
   return "$failed"
 }
 
+# library_suites_on NAME SERVER: the Functions library's suites with the servers they start
+# without the module on SERVER (IDGEN_LIBRARY_SERVER; on a Redis without FUNCTION the tests'
+# FCALLs go as EVALSHA of the library's scripts, tests/src/connection.rs): every library*
+# suite whole (and fault_matrix_state_key, the library's state keys), and the library's half
+# of the others (the tests whose names say library).
+library_suites_on() {
+  local name=$1 server=$2 failed=0 binary
+  echo "the library's suites on $("$server" --version | cut -d' ' -f1-3) ($server)"
+  for binary in "${binaries[@]}"; do
+    case "$(basename "$binary")" in
+      library*|fault_matrix_state_key-*)
+        (cd tests && IDGEN_LIBRARY_SERVER=$server "$binary") || failed=1 ;;
+      *) (cd tests && IDGEN_LIBRARY_SERVER=$server "$binary" library) || failed=1 ;;
+    esac
+  done
+  return "$failed"
+}
+
 jobs=()
 scripts/python-tests.sh >"$logs/python.log" 2>&1 &
 jobs+=("python:$!")
@@ -82,6 +103,14 @@ if command -v valkey-server >/dev/null; then
   jobs+=("valkey80:$!")
 else
   echo "*** valkey-server is not installed (scripts/deps.sh --optional valkey-server): no suites on Valkey 8.0 ***"
+  status=1
+fi
+if wait "$redis6" && [ -s "$logs/redis6.path" ]; then
+  library_suites_on redis6 "$(cat "$logs/redis6.path")" >"$logs/redis6.log" 2>&1 &
+  jobs+=("redis6:$!")
+else
+  echo "*** Redis 6 could not be built:"
+  cat "$logs/redis6-build.log"
   status=1
 fi
 for built in redis8:$redis8 valkey81:$valkey81; do

@@ -77,7 +77,7 @@ fn the_floor_refuses_whom_dateseq_next_refuses() {
     .unwrap();
     let mut con = server.connection();
     let _: () = cmd(&["AUTH", "prefix-only", "x"]).query(&mut con).unwrap();
-    let refusal = |words: &[&str], con: &mut idgen_tests::redis::Connection| {
+    let refusal = |words: &[&str], con: &mut dyn idgen_tests::redis::ConnectionLike| {
         cmd(words)
             .query::<Value>(con)
             .map_err(|e| error_text(&e))

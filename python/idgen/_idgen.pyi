@@ -153,11 +153,18 @@ class Sealer:
     def seal_uuid7(self, uuid: Union[uuid.UUID, int]) -> uuid.UUID: ...
     def unseal_uuid7(self, uuid: Union[uuid.UUID, int]) -> uuid.UUID: ...
 
-def install_library(url: str, *, horizon_ms: int = 30_000) -> list[tuple[str, str]]:
+def install_library(
+    url: str, *, horizon_ms: int = 30_000, time_zone: str = "UTC",
+    sqids_alphabet: str = ..., sqids_min_length: int = 0,
+) -> list[tuple[str, str]]:
     """Installs idgen's Functions library on the server at ``url`` (every primary of a
-    Cluster), or upgrades it: ``(address, "installed" | "upgraded from X" | "reloaded")`` each.
-    ``horizon_ms`` is its lease horizon. Raises LibraryRefused when a newer one is there or the
-    server refuses."""
+    Cluster), or upgrades it: ``(address, "installed" | "upgraded from X" | "reloaded" |
+    "installed as 8 scripts (EVALSHA; ...)")`` each, the last on a server without FUNCTION
+    (Redis 6), where leases then call the scripts. ``horizon_ms`` is its lease horizon,
+    ``time_zone`` the zone of its date sequences' labels (UTC, an IANA name, +HH:MM),
+    ``sqids_alphabet``/``sqids_min_length`` those of SQIDS replies (the module's defaults
+    unless given). Raises
+    LibraryRefused when a newer one is there or the server refuses."""
 
 def library_version() -> str:
     """The version of the Functions library this package installs."""

@@ -24,6 +24,18 @@ REDIS_SERVER = os.environ.get("IDGEN_SERVER", "redis-server")
 HORIZON_MS = 1_500
 
 
+def redis6() -> str:
+    """A Redis 6.0 server program (no FUNCTION): IDGEN_REDIS6, or Debian 11's redis built into
+    the cache by scripts/debian-server.sh."""
+    if os.environ.get("IDGEN_REDIS6"):
+        return os.environ["IDGEN_REDIS6"]
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "debian-server.sh"), "redis", "bullseye"],
+        check=True, capture_output=True, text=True,
+    )
+    return out.stdout.strip()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -46,8 +58,12 @@ def wait_for(check, what: str, within: float = 10.0) -> None:
 class RedisServer:
     """A redis-server on a free loopback port with the idgen module loaded."""
 
-    def __init__(self, data_dir: Path, env: Optional[dict] = None, module: bool = True) -> None:
+    def __init__(
+        self, data_dir: Path, env: Optional[dict] = None, module: bool = True,
+        program: str = REDIS_SERVER,
+    ) -> None:
         assert MODULE.exists(), f"{MODULE} is missing: run make build"
+        self.program = program
         self.port = free_port()
         self.data_dir = data_dir
         self.env = env
@@ -61,7 +77,7 @@ class RedisServer:
 
     def start(self) -> None:
         args = [
-            REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            self.program, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", "no", "--dir", str(self.data_dir),
         ]
         if self.module:

@@ -2,11 +2,36 @@
 one (denied MODULE, CONFIG, DEBUG and SHUTDOWN): install_library puts idgen's Functions library
 there, and LeasedSnowflake leases from it as it does from the module."""
 
+import contextlib
+
 import pytest
 import redis
 
 import idgen
-from conftest import HORIZON_MS, RedisServer
+from conftest import HORIZON_MS, RedisServer, redis6
+
+
+@contextlib.contextmanager
+def two_holders(url: str):
+    """Two LeasedSnowflakes leasing from the library at `url`: one that finds it by itself, one
+    told to use it; each a worker ID of its own."""
+    with idgen.LeasedSnowflake(url, "svc", ttl_ms=HORIZON_MS) as a, idgen.LeasedSnowflake(
+        url, "svc", ttl_ms=HORIZON_MS, backend="library"
+    ) as b:
+        assert a.worker_id != b.worker_id
+        yield a, b
+
+
+def take(ids, n: int, batch: int) -> list:
+    """`n` IDs from a leased generator, `batch` at a time, retried while it waits for its lease
+    or its clock."""
+    got = []
+    while len(got) < n:
+        try:
+            got += ids.next_many(batch)
+        except (idgen.LeaseLost, idgen.ClockBehind, idgen.AheadOfLease):
+            pass
+    return got
 
 
 def test_install_library_installs_reloads_and_refuses_a_downgrade(library_coordinator):
@@ -36,21 +61,34 @@ def test_a_million_ids_under_library_leases_repeat_nothing(library_coordinator):
     idgen.install_library(url, horizon_ms=HORIZON_MS)
     library_coordinator.wait_past_library_fence()
     got = []
-    with idgen.LeasedSnowflake(url, "svc", ttl_ms=HORIZON_MS) as a, idgen.LeasedSnowflake(
-        url, "svc", ttl_ms=HORIZON_MS, backend="library"
-    ) as b:
-        assert a.worker_id != b.worker_id
+    with two_holders(url) as (a, b):
         assert sorted(w for w, *_ in library_coordinator.leases("svc")) == sorted(
             [a.worker_id, b.worker_id]
         )
         for ids in (a, b):
-            while len(got) < (500_000 if ids is a else 1_000_000):
-                try:
-                    got += ids.next_many(50_000)
-                except (idgen.LeaseLost, idgen.ClockBehind, idgen.AheadOfLease):
-                    pass
+            got += take(ids, 500_000, 50_000)
     assert len(got) == 1_000_000 and len(set(got)) == len(got)
     assert library_coordinator.leases("svc") == [], "leaving the with block releases the leases"
+
+
+def test_on_redis_6_the_library_is_installed_and_leased_as_scripts(tmp_dir):
+    """No FUNCTION on Redis 6: install_library puts the scripts there and says so, and
+    LeasedSnowflake finds them by itself (EVALSHA)."""
+    server = RedisServer(tmp_dir, module=False, program=redis6())
+    try:
+        url = server.url
+        [(address, what)] = idgen.install_library(url, horizon_ms=HORIZON_MS)
+        assert address == f"127.0.0.1:{server.port}"
+        assert what.startswith("installed as 8 scripts (EVALSHA"), what
+        assert server.client().exists("idgen:library")
+        server.wait_past_library_fence()
+        got = []
+        with two_holders(url) as (a, b):
+            for ids in (a, b):
+                got += take(ids, 100_000, 10_000)
+        assert len(got) == 200_000 and len(set(got)) == len(got)
+    finally:
+        server.kill()
 
 
 def test_the_module_is_refused_where_there_is_none_and_a_missing_library_is_named(

@@ -75,9 +75,11 @@ impl Backend {
     /// Installs the library with `horizon_ms` on `server` (nothing for the module).
     pub fn install(self, server: &Server, horizon_ms: u64) {
         if self == Backend::Library {
-            let settings = idgen_client::library::Settings { horizon_ms };
-            idgen_client::library::install_with(&mut server.connection(), &settings)
-                .expect("install the library");
+            let settings = idgen_client::library::Settings {
+                horizon_ms,
+                ..Default::default()
+            };
+            crate::library::install_with(&mut server.connection(), &settings);
         }
     }
 
@@ -153,7 +155,12 @@ impl Backend {
     }
 
     /// What the counter of `prefix` for the day `label` holds, read as a plain client reads it.
-    pub fn counter(self, con: &mut redis::Connection, prefix: &str, label: u32) -> Option<String> {
+    pub fn counter(
+        self,
+        con: &mut dyn redis::ConnectionLike,
+        prefix: &str,
+        label: u32,
+    ) -> Option<String> {
         let (key, field) = self.counter_place(prefix, label);
         let read = match &field {
             None => cmd(&["GET", &key]),
@@ -163,7 +170,13 @@ impl Backend {
     }
 
     /// Sets the counter of `prefix` for the day `label` to `value` by hand.
-    pub fn set_counter(self, con: &mut redis::Connection, prefix: &str, label: u32, value: &str) {
+    pub fn set_counter(
+        self,
+        con: &mut dyn redis::ConnectionLike,
+        prefix: &str,
+        label: u32,
+        value: &str,
+    ) {
         let (key, field) = self.counter_place(prefix, label);
         let write = match &field {
             None => cmd(&["SET", &key, value]),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::Value;
 
+use crate::server::program_major;
 use crate::{cmd, free_port, wait_for, Options, Server};
 
 /// The nodes of one cluster; all killed on drop.
@@ -46,16 +47,21 @@ impl Cluster {
     ) -> Cluster {
         let nodes: Vec<Server> = (0..primaries * (1 + replicas))
             .map(|i| {
-                Server::start_with(options(i).server(&[
+                let options = options(i).server(&[
                     "--cluster-enabled",
                     "yes",
                     "--cluster-config-file",
                     "nodes.conf",
-                    "--cluster-port",
-                    &free_port().to_string(),
                     "--cluster-node-timeout",
                     "2000",
-                ]))
+                ]);
+                // Redis 6 has no --cluster-port: its bus is the port plus 10,000.
+                match program_major(&options.program()) >= 7 {
+                    true => Server::start_with(
+                        options.server(&["--cluster-port", &free_port().to_string()]),
+                    ),
+                    false => Server::start_with(options),
+                }
             })
             .collect();
         let out = Command::new("redis-cli")

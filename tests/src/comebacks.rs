@@ -26,7 +26,7 @@ pub enum Loses {
 /// Waits until the AOF holds every write so far (`aof_buffer_length:0`): under
 /// `appendfsync everysec` Redis holds its writes back while a slow fsync runs (a busy disk),
 /// and a copy taken then would be older than the case means to put back.
-pub fn aof_written(con: &mut redis::Connection) {
+pub fn aof_written(con: &mut dyn redis::ConnectionLike) {
     let written = crate::wait_for(std::time::Duration::from_secs(10), || {
         let info: String = crate::cmd(&["INFO", "persistence"]).query(con).unwrap();
         info.lines()

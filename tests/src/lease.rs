@@ -22,13 +22,17 @@ pub fn coordinator_past_its_first_fence(options: Options) -> Server {
 
 /// `WORKERID.RENEW ns worker token TTL 2000 UNTIL now+1.5s` for `grant`
 /// (`[worker_id, token, ...]`, as ACQUIRE replies): `[expires_at_ms, until_ms]`.
-pub fn renew(con: &mut redis::Connection, ns: &str, grant: &[i64]) -> redis::RedisResult<Vec<i64>> {
+pub fn renew(
+    con: &mut dyn redis::ConnectionLike,
+    ns: &str,
+    grant: &[i64],
+) -> redis::RedisResult<Vec<i64>> {
     renew_for(con, ns, grant, 2_000)
 }
 
 /// [`renew`] with a lease of `ttl_ms`.
 pub fn renew_for(
-    con: &mut redis::Connection,
+    con: &mut dyn redis::ConnectionLike,
     ns: &str,
     grant: &[i64],
     ttl_ms: u64,
@@ -45,7 +49,11 @@ pub fn renew_for(
 /// Grants the one worker ID of each pool-of-one namespace in `told` (namespace, the end of a
 /// lease told on it) again, asserting each new holder starts above that end: nothing granted
 /// over a holder that was told, whatever was lost since. `case` names the test case.
-pub fn assert_granted_above(con: &mut redis::Connection, told: &[(String, i64)], case: &str) {
+pub fn assert_granted_above(
+    con: &mut dyn redis::ConnectionLike,
+    told: &[(String, i64)],
+    case: &str,
+) {
     for (ns, until) in told {
         let g: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "1000", "MAX", "1"])
             .query(con)

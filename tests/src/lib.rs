@@ -16,6 +16,7 @@ mod checkout;
 pub mod clock;
 pub mod cluster;
 pub mod comebacks;
+mod connection;
 mod dirs;
 pub mod docs;
 pub mod ext4;
@@ -40,6 +41,7 @@ pub use checkout::{
     compiled, demoter, lease_worker_binary, module_path, newer_source, release_artifact,
     try_compiled, workspace_root,
 };
+pub use connection::Connection;
 pub use dirs::{data_dir, TempDir};
 pub use ports::{free_port, TEST_PORTS};
 pub use python::run_python;
@@ -47,5 +49,8 @@ pub use replies::{
     cmd, decode, error_of, error_text, modules_listed, pairs, quotes, sample, try_when_caught_up,
     when_caught_up, Decoded,
 };
-pub use server::{server_program, KillOnDrop, Options, Server, SERVER_VAR};
+pub use server::{
+    library_server_program, server_program, KillOnDrop, Options, Server, LIBRARY_SERVER_VAR,
+    SERVER_VAR,
+};
 pub use waiting::{now_ms, wait_for};

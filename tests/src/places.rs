@@ -12,7 +12,8 @@ use crate::{Options, Server};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
     Issuer,
-    /// The issuing process after `FUNCTION LOAD REPLACE` (the library only).
+    /// The issuing process after `FUNCTION LOAD REPLACE` (the library only; as scripts,
+    /// `SCRIPT FLUSH`).
     Reloaded,
     /// kill -9 of the issuer and a restart from its AOF (`appendfsync always`).
     Restarted,
@@ -91,7 +92,14 @@ pub fn move_to(
     match place {
         Place::Issuer => a,
         Place::Reloaded => {
-            backend.install(&a, HORIZON_MS);
+            // The scripts' Lua state goes with the script cache (installing the same text again
+            // keeps it: the library's identity is its text).
+            let mut con = a.connection();
+            if con.uses_scripts() {
+                run(&mut con, &["SCRIPT", "FLUSH"]);
+            } else {
+                backend.install(&a, HORIZON_MS);
+            }
             a
         }
         Place::Restarted => {

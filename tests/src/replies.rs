@@ -17,7 +17,7 @@ pub struct Decoded {
 
 /// `SNOWFLAKE.DECODE id` on `con`, read by field name (RESP2's flat array or RESP3's map); panics
 /// on an error or a field missing.
-pub fn decode(con: &mut redis::Connection, id: i64) -> Decoded {
+pub fn decode(con: &mut dyn redis::ConnectionLike, id: i64) -> Decoded {
     let reply: redis::Value = cmd(&["SNOWFLAKE.DECODE", &id.to_string()])
         .query(con)
         .unwrap_or_else(|e| panic!("SNOWFLAKE.DECODE {id}: {e}"));
@@ -42,7 +42,7 @@ pub fn decode(con: &mut redis::Connection, id: i64) -> Decoded {
 }
 
 /// Runs `cmd` and returns its error text; panics if it succeeded.
-pub fn error_of(con: &mut redis::Connection, cmd: &redis::Cmd) -> String {
+pub fn error_of(con: &mut dyn redis::ConnectionLike, cmd: &redis::Cmd) -> String {
     match cmd.query::<redis::Value>(con) {
         Err(e) => error_text(&e),
         Ok(v) => panic!("expected an error, got {v:?}"),
@@ -64,7 +64,7 @@ pub fn error_text(e: &redis::RedisError) -> String {
 /// tick's sequence per tick of the clock, and may wait for the clock's next tick first. The
 /// Functions library says so in its own words: the fence it set at its first use of a key.
 pub fn when_caught_up<T: redis::FromRedisValue>(
-    con: &mut redis::Connection,
+    con: &mut dyn redis::ConnectionLike,
     command: &redis::Cmd,
 ) -> T {
     try_when_caught_up(con, command).unwrap_or_else(|e| panic!("{e}"))
@@ -73,7 +73,7 @@ pub fn when_caught_up<T: redis::FromRedisValue>(
 /// [`when_caught_up`]'s reply, or the first error that is not the node running ahead of its
 /// clock (panics if that refusal lasts 3 s).
 pub fn try_when_caught_up<T: redis::FromRedisValue>(
-    con: &mut redis::Connection,
+    con: &mut dyn redis::ConnectionLike,
     command: &redis::Cmd,
 ) -> redis::RedisResult<T> {
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -106,7 +106,7 @@ pub fn pairs(reply: &redis::Value) -> Option<Vec<(redis::Value, redis::Value)>> 
 
 /// `MODULE LIST` on `con`: each module's name and `ver` (Redis 8 lists its built-in modules
 /// too, when built with them).
-pub fn modules_listed(con: &mut redis::Connection) -> Vec<(String, i64)> {
+pub fn modules_listed(con: &mut dyn redis::ConnectionLike) -> Vec<(String, i64)> {
     let modules: Vec<redis::Value> = cmd(&["MODULE", "LIST"]).query(con).expect("MODULE LIST");
     modules
         .iter()

@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::dirs::scratch_dir;
-use crate::{cmd, free_port, module_path, now_ms, wait_for};
+use crate::{cmd, free_port, module_path, now_ms, wait_for, Connection};
 
 /// The variable naming the server program the harness starts.
 pub const SERVER_VAR: &str = "IDGEN_SERVER";
@@ -17,6 +17,19 @@ pub fn server_program() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "redis-server".to_string())
+}
+
+/// The variable naming the program of servers started without the module (for the Functions
+/// library), when it differs from [`SERVER_VAR`]'s: a Redis 6, where the library runs as scripts.
+pub const LIBRARY_SERVER_VAR: &str = "IDGEN_LIBRARY_SERVER";
+
+/// The program of a server started without the module: `IDGEN_LIBRARY_SERVER`, or
+/// [`server_program`].
+pub fn library_server_program() -> String {
+    std::env::var(LIBRARY_SERVER_VAR)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(server_program)
 }
 
 /// How to start a server.
@@ -39,8 +52,8 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Listen on this port (e.g. a restart where clients expect it) instead of a free one.
     pub port: Option<u16>,
-    /// This server program instead of [`server_program`]'s (e.g. a Redis 6 for the library's
-    /// scripts).
+    /// This server program instead of [`server_program`]'s (or, without the module,
+    /// [`library_server_program`]'s).
     pub program: Option<String>,
 }
 
@@ -58,6 +71,40 @@ impl Options {
         self.server_args.extend(args.iter().map(|s| s.to_string()));
         self
     }
+
+    /// The program these options start: [`Options::program`], else the module's server or,
+    /// without the module, the library's.
+    pub fn program(&self) -> String {
+        self.program
+            .clone()
+            .unwrap_or_else(|| match self.no_module {
+                false => server_program(),
+                true => library_server_program(),
+            })
+    }
+}
+
+/// The major version `program --version` names (`Redis server v=6.0.16 ...`; Valkey names the
+/// Redis it follows in `INFO`, its own here), once per program.
+pub fn program_major(program: &str) -> u32 {
+    static SEEN: std::sync::Mutex<Vec<(String, u32)>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, major)) = seen.iter().find(|(p, _)| p == program) {
+        return *major;
+    }
+    let out = Command::new(program)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("{program} --version: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let major = text
+        .split("v=")
+        .nth(1)
+        .and_then(|v| v.split('.').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{program} --version: {text}"));
+    seen.push((program.to_string(), major));
+    major
 }
 
 /// A running redis-server with the module; killed, and its directory removed, on drop.
@@ -105,7 +152,7 @@ impl Server {
         std::fs::create_dir_all(&dir).expect("create server dir");
         let port = options.port.unwrap_or_else(free_port);
         let log = dir.join("redis.log");
-        let program = options.program.clone().unwrap_or_else(server_program);
+        let program = options.program();
         let mut command = Command::new(&program);
         if !options.config_lines.is_empty() {
             let mut conf = match &module {
@@ -186,17 +233,20 @@ impl Server {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
-    /// A new RESP2 connection.
-    pub fn connection(&self) -> redis::Connection {
-        self.try_connection().expect("connect")
+    /// A new RESP2 connection (which calls the library in the server's form: [`Connection`]).
+    pub fn connection(&self) -> Connection {
+        Connection::to_port(self.try_connection().expect("connect"), self.port)
     }
 
     /// A new RESP3 connection.
-    pub fn connection_resp3(&self) -> redis::Connection {
+    pub fn connection_resp3(&self) -> Connection {
         let url = format!("{}?protocol=resp3", self.url());
-        redis::Client::open(url)
-            .and_then(|c| c.get_connection())
-            .expect("connect RESP3")
+        Connection::to_port(
+            redis::Client::open(url)
+                .and_then(|c| c.get_connection())
+                .expect("connect RESP3"),
+            self.port,
+        )
     }
 
     /// The server's log so far.

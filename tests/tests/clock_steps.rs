@@ -8,7 +8,7 @@ use idgen_tests::redis::{self, Value};
 use idgen_tests::{cmd, data_dir, wait_for, Options, Server};
 
 /// Sends `n` SNOWFLAKE.NEXT in one pipeline; the IDs, and the errors' texts.
-fn pipelined(con: &mut redis::Connection, n: usize) -> (Vec<i64>, Vec<String>) {
+fn pipelined(con: &mut dyn redis::ConnectionLike, n: usize) -> (Vec<i64>, Vec<String>) {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for _ in 0..n {
@@ -26,7 +26,7 @@ fn pipelined(con: &mut redis::Connection, n: usize) -> (Vec<i64>, Vec<String>) {
     (ids, errors)
 }
 
-fn time_ms(con: &mut redis::Connection, id: i64) -> i64 {
+fn time_ms(con: &mut dyn redis::ConnectionLike, id: i64) -> i64 {
     idgen_tests::decode(con, id).time_ms
 }
 

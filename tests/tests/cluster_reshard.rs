@@ -34,7 +34,7 @@ fn keyslot(node: &Server, key: &str) -> i64 {
 }
 
 /// `cmd` on `con` right after `ASKING`, as a client follows `-ASK`.
-fn asking(con: &mut redis::Connection, words: &[&str]) -> redis::RedisResult<Value> {
+fn asking(con: &mut dyn redis::ConnectionLike, words: &[&str]) -> redis::RedisResult<Value> {
     let _: () = cmd(&["ASKING"]).query(con)?;
     cmd(words).query(con)
 }

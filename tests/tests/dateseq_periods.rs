@@ -2,12 +2,13 @@
 //! the module and the Functions library: each period's counter starts again at its first ms in
 //! the zone (the module's east of UTC, the library's UTC, under a clock moved to just before a
 //! month's and a year's end), the module's key expires a TTL after the period ends, and COUNT,
-//! DIGITS, STRING, SQIDS (the module) and the failover gap work with each.
+//! DIGITS, STRING, SQIDS (the module) and the failover gap work with each. A library installed
+//! for a time zone labels as the module in that zone does, across its daylight-saving changes.
 
 use idgen_tests::backend::{Backend, LIBRARY_FIRST_USE_GAP};
 use idgen_tests::clock::ClockShift;
-use idgen_tests::redis::Connection;
-use idgen_tests::{cmd, data_dir, error_of, now_ms, Options};
+use idgen_tests::Connection;
+use idgen_tests::{cmd, data_dir, error_of, now_ms, Options, Server};
 
 idgen_tests::both!(
     each_period_restarts_at_its_first_ms,
@@ -194,6 +195,61 @@ fn a_period_that_is_not_one_is_refused_with_what_was_given(b: Backend) {
         );
         assert!(err.contains("more than once"), "{command}: {err}");
     }
-    let keys: Vec<String> = cmd(&["KEYS", "*"]).query(&mut con).unwrap();
+    let mut keys: Vec<String> = cmd(&["KEYS", "*"]).query(&mut con).unwrap();
+    // The library's text, where it is installed as scripts.
+    keys.retain(|k| k != idgen_client::scripts::KEY);
     assert!(keys.is_empty(), "a refusal wrote {keys:?}");
+}
+
+/// The module with `idgen.dateseq-timezone America/New_York` and the library installed for
+/// that zone (its offsets written in by the installer), on one moved clock: the same label at
+/// each instant either side of the zone's midnights around its 2026 daylight-saving changes
+/// (days of 23 and 25 hours) and of a month's end. In UTC the library would label several of
+/// them a day apart.
+#[test]
+fn a_library_installed_for_a_zone_labels_as_the_module_in_that_zone() {
+    const ZONE: &str = "America/New_York";
+    let dir = data_dir("zone");
+    let clock = ClockShift::new(&dir);
+    let module = Server::start_with(clock.options(Options::module(&["dateseq-timezone", ZONE])));
+    let library = Server::start_with(Options {
+        no_module: true,
+        env: clock.env(),
+        ..Options::default()
+    });
+    let settings = idgen_client::library::Settings {
+        time_zone: ZONE.to_string(),
+        ..Default::default()
+    };
+    idgen_tests::library::install_with(&mut library.connection(), &settings);
+    let (mut m, mut l) = (module.connection(), library.connection());
+    // (UTC instant, the period, its label in New York).
+    let hour = 3_600_000;
+    let instants: &[(i64, &str, i64)] = &[
+        // 2026-03-08: clocks go forward at 07:00Z; the day starts at 05:00Z (EST), the next
+        // at 04:00Z (EDT).
+        (1_772_945_999_000, "day", 20260307),
+        (1_772_946_001_000, "day", 20260308),
+        (1_772_946_000_000 + 23 * hour - 1_000, "day", 20260308),
+        (1_772_946_000_000 + 23 * hour + 1_000, "day", 20260309),
+        // April starts at 04:00Z (EDT).
+        (1_775_015_999_000, "month", 202603),
+        (1_775_016_001_000, "month", 202604),
+        // 2026-11-01: clocks go back at 06:00Z; the day starts at 04:00Z (EDT), the next at
+        // 05:00Z (EST).
+        (1_793_505_599_000, "day", 20261031),
+        (1_793_505_601_000, "day", 20261101),
+        (1_793_505_600_000 + 25 * hour - 1_000, "day", 20261101),
+        (1_793_505_600_000 + 25 * hour + 1_000, "day", 20261102),
+    ];
+    for &(at, period, label) in instants {
+        move_to(&clock, at);
+        let from_module = next(Backend::Module, &mut m, period);
+        let from_library = next(Backend::Library, &mut l, period);
+        assert_eq!(
+            (from_module / 1_000_000, from_library / 1_000_000),
+            (label, label),
+            "at {at} ({period}): module {from_module}, library {from_library}"
+        );
+    }
 }

@@ -11,7 +11,7 @@ use idgen_tests::{cmd, wait_for, Options, Server};
 
 const FILE: &str = "idgen-dateseq.witness";
 
-fn next(con: &mut redis::Connection, prefix: &str) -> u64 {
+fn next(con: &mut dyn redis::ConnectionLike, prefix: &str) -> u64 {
     cmd(&["DATESEQ.NEXT", prefix]).query(con).unwrap()
 }
 

@@ -71,7 +71,7 @@ fn connections_remembered_as_plain_callers_still_get_strings_from_their_scripts(
     .query(&mut cons[0])
     .map(|_: String| ())
     .unwrap();
-    let plain = |con: &mut idgen_tests::redis::Connection| {
+    let plain = |con: &mut dyn idgen_tests::redis::ConnectionLike| {
         let v: Value = cmd(&["SNOWFLAKE.NEXT"]).query(con).unwrap();
         assert!(matches!(v, Value::Int(_)), "a plain call got {v:?}");
         let v: Value = cmd(&["DATESEQ.NEXT", "d", "DIGITS", "10"])
@@ -79,7 +79,7 @@ fn connections_remembered_as_plain_callers_still_get_strings_from_their_scripts(
             .unwrap();
         assert!(matches!(v, Value::Int(_)), "a plain call got {v:?}");
     };
-    let scripted = |con: &mut idgen_tests::redis::Connection| {
+    let scripted = |con: &mut dyn idgen_tests::redis::ConnectionLike| {
         for words in [
             &["EVAL", "return redis.call('SNOWFLAKE.NEXT')", "0"][..],
             &[

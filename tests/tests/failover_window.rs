@@ -331,7 +331,7 @@ fn peak_rate(acked: &[(i64, Node, Duration)]) -> f64 {
 
 /// Renews worker ID `worker` of namespace `fleet` on a primary cut off from its replica: its
 /// holder may now use times up to the UNTIL it returns, which only that primary knows.
-fn renew_on_the_primary_alone(p: &mut redis::Connection, worker: &str, token: &str) -> i64 {
+fn renew_on_the_primary_alone(p: &mut dyn redis::ConnectionLike, worker: &str, token: &str) -> i64 {
     let lost_until = now_ms() + 1_900;
     let renewed: Vec<i64> = cmd(&[
         "WORKERID.RENEW",
@@ -351,7 +351,7 @@ fn renew_on_the_primary_alone(p: &mut redis::Connection, worker: &str, token: &s
 
 /// Once the replicated lease ends, the promoted replica grants the worker ID again: above
 /// `lost_until`, which it never saw.
-fn assert_next_grant_above(r: &mut redis::Connection, lost_until: i64) {
+fn assert_next_grant_above(r: &mut dyn redis::ConnectionLike, lost_until: i64) {
     let mut grant: Vec<i64> = Vec::new();
     let freed = wait_for(Duration::from_secs(10), || {
         grant = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "2000", "MAX", "1"])

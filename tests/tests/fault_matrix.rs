@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use idgen_core::dateseq::{counter_key, Calendar, Period};
 use idgen_tests::backend::Backend;
-use idgen_tests::losses::{assert_carried_on, restore_older, run};
+use idgen_tests::losses::{assert_carried_on, copy_over, restore_older, run};
 use idgen_tests::places::{move_to, second, start, unserved, Place, PLACES};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::{both, cmd, error_of, now_ms, workspace_root};
@@ -83,7 +83,7 @@ impl Spot {
         }
     }
 
-    fn next(&self, con: &mut redis::Connection, n: usize) -> Vec<u64> {
+    fn next(&self, con: &mut dyn redis::ConnectionLike, n: usize) -> Vec<u64> {
         (0..n)
             .map(|_| match self.call().query::<Value>(con).unwrap() {
                 Value::Int(i) => i as u64,
@@ -109,10 +109,10 @@ enum Outcome {
 struct Way {
     name: &'static str,
     global: bool,
-    lose: fn(&mut redis::Connection, &str, Option<&str>, &[u8]),
+    lose: fn(&mut dyn redis::ConnectionLike, &str, Option<&str>, &[u8]),
 }
 
-fn lower(con: &mut redis::Connection, key: &str, field: Option<&str>, value: &str) {
+fn lower(con: &mut dyn redis::ConnectionLike, key: &str, field: Option<&str>, value: &str) {
     match field {
         None => run(con, &["SET", key, value]),
         Some(field) => run(con, &["HSET", key, field, value]),
@@ -175,7 +175,7 @@ fn ways() -> Vec<Way> {
         Way {
             name: "COPY an older copy over",
             global: false,
-            lose: |con, key, _, _| run(con, &["COPY", &format!("backup:{key}"), key, "REPLACE"]),
+            lose: |con, key, _, _| copy_over(con, &format!("backup:{key}"), key),
         },
         Way {
             name: "RESTORE an older DUMP",
@@ -289,10 +289,7 @@ fn run_place(backend: Backend, place: Place, cases: &[(&Way, Target, bool)]) -> 
         let mut older = Vec::new();
         for key in spot.keys() {
             let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query(&mut con).unwrap();
-            run(
-                &mut con,
-                &["COPY", &key, &format!("backup:{key}"), "REPLACE"],
-            );
+            copy_over(&mut con, &key, &format!("backup:{key}"));
             older.push((key, dump));
         }
         values.extend(spot.next(&mut con, 2));

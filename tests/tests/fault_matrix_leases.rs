@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use idgen_tests::backend::Backend;
-use idgen_tests::losses::{restore_older, run};
+use idgen_tests::losses::{copy_over, restore_older, run};
 use idgen_tests::places::{move_to, second, start, unserved, Place, HORIZON_MS, PLACES};
 use idgen_tests::redis::{self, Value};
 use idgen_tests::{both, error_text, now_ms, workspace_root};
@@ -24,7 +24,7 @@ const TTL: &str = "800";
 struct Way {
     name: &'static str,
     global: bool,
-    lose: fn(&mut redis::Connection, &str, &[u8]),
+    lose: fn(&mut dyn redis::ConnectionLike, &str, &[u8]),
     refused: Option<&'static str>,
 }
 
@@ -72,7 +72,7 @@ fn ways() -> Vec<Way> {
         Way {
             name: "COPY an older copy over",
             global: false,
-            lose: |c, ns, _| run(c, &["COPY", &format!("backup:{ns}"), ns, "REPLACE"]),
+            lose: |c, ns, _| copy_over(c, &format!("backup:{ns}"), ns),
             refused: None,
         },
         Way {
@@ -154,7 +154,7 @@ fn documented(backend: Backend, way: &Way, place: Place) -> Option<&'static str>
 
 fn call(
     backend: Backend,
-    con: &mut redis::Connection,
+    con: &mut dyn redis::ConnectionLike,
     words: &[&str],
 ) -> redis::RedisResult<Vec<i64>> {
     backend.cmd(words).query(con)
@@ -186,7 +186,7 @@ fn run_place(backend: Backend, place: Place, cases: &[&Way]) -> (usize, usize) {
                 .query::<Vec<u8>>(&mut con)
                 .unwrap(),
         );
-        run(&mut con, &["COPY", ns, &format!("backup:{ns}"), "REPLACE"]);
+        copy_over(&mut con, ns, &format!("backup:{ns}"));
         let until = (now_ms() + 500).to_string();
         let (w, t) = (g[0].to_string(), g[1].to_string());
         let r = call(

@@ -21,21 +21,21 @@ use idgen_tests::{cmd, error_of};
 /// refused naming it and then repaired (`repair`).
 struct StateWay {
     name: &'static str,
-    lose: fn(&mut redis::Connection, &str, &[u8]),
+    lose: fn(&mut dyn redis::ConnectionLike, &str, &[u8]),
     refused: Option<&'static str>,
     /// Refused only where another process takes the key over: the library's own fields
     /// (reserved, issued_epoch) are read there; the process that wrote them issues from what
     /// it holds and writes them back.
     at_takeover: bool,
-    repair: fn(&mut redis::Connection, &str),
+    repair: fn(&mut dyn redis::ConnectionLike, &str),
 }
 
-fn set_pair(con: &mut redis::Connection, key: &str) {
+fn set_pair(con: &mut dyn redis::ConnectionLike, key: &str) {
     run(con, &["HSET", key, "datacenter", "9", "worker", "21"]);
 }
 
 fn state_ways() -> Vec<StateWay> {
-    let none: fn(&mut redis::Connection, &str) = |_, _| {};
+    let none: fn(&mut dyn redis::ConnectionLike, &str) = |_, _| {};
     vec![
         StateWay {
             name: "DEL, the pair set again",

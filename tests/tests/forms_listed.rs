@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use idgen_tests::redis::{Connection, Value};
+use idgen_tests::redis::Value;
 use idgen_tests::ticket::TicketServer;
 use idgen_tests::{cmd, data_dir, workspace_root, Server};
 
@@ -79,13 +79,17 @@ fn option_words(dir: &Path, words: &mut Vec<String>) {
 }
 
 /// Whether `words` is taken: a reply that is not an error.
-fn takes(con: &mut Connection, words: &[&str]) -> bool {
+fn takes(con: &mut dyn idgen_tests::redis::ConnectionLike, words: &[&str]) -> bool {
     cmd(words).query::<Value>(con).is_ok()
 }
 
 /// The options each command with a row takes, as "COMMAND WORD": the word alone, or with one
 /// of a few values after it, after the arguments of each form of the command in the table.
-fn options_taken(con: &mut Connection, forms: &Forms, command_names: &[&str]) -> Vec<String> {
+fn options_taken(
+    con: &mut dyn idgen_tests::redis::ConnectionLike,
+    forms: &Forms,
+    command_names: &[&str],
+) -> Vec<String> {
     let root = workspace_root();
     let mut words = Vec::new();
     option_words(&root.join("modules/redis-idgen/src/cmd"), &mut words);

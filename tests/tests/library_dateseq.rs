@@ -141,7 +141,7 @@ fn a_date_sequence_restored_older_deleted_flushed_or_migrated_repeats_nothing() 
     let mut con = server.connection();
     install(&mut con);
     install(&mut other.connection());
-    let next = |con: &mut redis::Connection| -> u64 {
+    let next = |con: &mut dyn redis::ConnectionLike| -> u64 {
         cmd(&["FCALL", "dateseq_next", "1", "orders"])
             .query(con)
             .unwrap()

@@ -64,7 +64,7 @@ fn shape(v: &Value) -> String {
     }
 }
 
-fn outcome(con: &mut redis::Connection, call: &redis::Cmd) -> (Outcome, Option<Value>) {
+fn outcome(con: &mut dyn redis::ConnectionLike, call: &redis::Cmd) -> (Outcome, Option<Value>) {
     match call.query::<Value>(con) {
         Ok(v) => (Outcome::Ok(shape(&v)), Some(v)),
         Err(e) => (Outcome::Error(error_text(&e)), None),
@@ -74,7 +74,7 @@ fn outcome(con: &mut redis::Connection, call: &redis::Cmd) -> (Outcome, Option<V
 /// A module server and a library server side by side, each with a connection.
 struct Pair {
     _servers: [Server; 2],
-    cons: [redis::Connection; 2],
+    cons: [idgen_tests::Connection; 2],
     mismatches: Vec<String>,
     compared: usize,
     /// Text each side may show differently (its own token): module's, library's, and what
@@ -407,6 +407,12 @@ fn snowflake_ids_decode_to_the_same_fields_and_bad_counts_are_refused_alike() {
         &["COUNT", "1", "COUNT", "1"],
         &["BOGUS"],
         &["count", "2"],
+        &["SQIDS"],
+        &["sqids", "COUNT", "3"],
+        &["COUNT", "1000", "SQIDS"],
+        &["COUNT", "1001", "SQIDS"],
+        &["SQIDS", "SQIDS"],
+        &["SQIDS", "x"],
     ] {
         let mut module = words(&["SNOWFLAKE.NEXT"]);
         module.extend(words(extra));
@@ -429,6 +435,19 @@ fn date_sequences_share_their_grammar_and_their_period_labels() {
     for period in ["day", "MONTH", "Year", "week", "", "days"] {
         inputs.push(words(&["PERIOD", period]));
         inputs.push(words(&["PERIOD", period, "STRING"]));
+        inputs.push(words(&["PERIOD", period, "SQIDS"]));
+    }
+    for sqids in [
+        &["SQIDS"][..],
+        &["STRING", "SQIDS"],
+        &["SQIDS", "STRING"],
+        &["sqids", "COUNT", "3"],
+        &["COUNT", "1000", "SQIDS"],
+        &["COUNT", "1001", "SQIDS"],
+        &["DIGITS", "10", "SQIDS"],
+        &["SQIDS", "SQIDS"],
+    ] {
+        inputs.push(words(sqids));
     }
     for structure in [
         &["DIGITS"][..],
@@ -449,7 +468,8 @@ fn date_sequences_share_their_grammar_and_their_period_labels() {
         let mut library = cmd(&["FCALL", "dateseq_next", "1", &key]);
         library.arg(options);
         let replies = pair.compare(&module, library);
-        if let [Some(a), Some(b)] = replies {
+        let sqids = options.iter().any(|w| w.eq_ignore_ascii_case("SQIDS"));
+        if let ([Some(a), Some(b)], false) = (replies, sqids) {
             // The library's first value of a key is above its gap: the labels agree.
             let digits: u32 = options
                 .iter()
@@ -467,7 +487,13 @@ fn date_sequences_share_their_grammar_and_their_period_labels() {
         }
     }
     // The current value, read-only, takes no COUNT.
-    for options in [&["COUNT", "1"][..], &["DIGITS", "0"], &["PERIOD", "week"]] {
+    for options in [
+        &["COUNT", "1"][..],
+        &["DIGITS", "0"],
+        &["PERIOD", "week"],
+        &["SQIDS"],
+        &["SQIDS", "STRING"],
+    ] {
         let mut module = words(&["DATESEQ.CURRENT", "seq0"]);
         module.extend(words(options));
         let mut library = cmd(&["FCALL_RO", "dateseq_current", "1", "seq0"]);
@@ -475,4 +501,93 @@ fn date_sequences_share_their_grammar_and_their_period_labels() {
         pair.compare(&module, library);
     }
     pair.finish("date sequence", 90);
+}
+
+/// The library's SQIDS replies are the module's Sqids of its IDs and values: each decodes with
+/// the module's `IDGEN.DECODE` (which takes only the string its own encoder makes, blocklist
+/// variant and padding included) to an ID of the state key's pair, or to a value of today's
+/// sequence; under the default alphabet, and under another alphabet and minimum length given
+/// to both (the library's written in by its installer).
+#[test]
+fn the_librarys_sqids_decode_with_the_modules_idgen_decode() {
+    let lowercase = "abcdefghijklmnopqrstuvwxyz";
+    for (alphabet, min_length) in [(idgen_core::sqid::DEFAULT_ALPHABET, 0u8), (lowercase, 14)] {
+        let length = min_length.to_string();
+        let mut pair = Pair::start(&["sqids-alphabet", alphabet, "sqids-min-length", &length]);
+        let settings = idgen_client::library::Settings {
+            sqids_alphabet: alphabet.to_string(),
+            sqids_min_length: min_length,
+            ..Default::default()
+        };
+        idgen_tests::library::install_with(&mut pair.cons[1], &settings);
+        let _: () = cmd(&["HSET", "sf", "datacenter", "17", "worker", "29"])
+            .query(&mut pair.cons[1])
+            .unwrap();
+        let decoded = |pair: &mut Pair, sqid: &str| -> u64 {
+            assert!(sqid.len() >= usize::from(min_length), "{sqid}");
+            let numbers: Vec<u64> = cmd(&["IDGEN.DECODE", sqid])
+                .query(&mut pair.cons[0])
+                .unwrap_or_else(|e| panic!("{alphabet}: the module does not take {sqid}: {e}"));
+            assert_eq!(numbers.len(), 1, "{sqid}");
+            numbers[0]
+        };
+        let sqids: Vec<String> = idgen_tests::when_caught_up(
+            &mut pair.cons[1],
+            &cmd(&[
+                "FCALL",
+                "snowflake_next",
+                "1",
+                "sf",
+                "COUNT",
+                "1000",
+                "SQIDS",
+            ]),
+        );
+        let one: String = cmd(&["FCALL", "snowflake_next", "1", "sf", "SQIDS"])
+            .query(&mut pair.cons[1])
+            .unwrap();
+        let ids: Vec<u64> = sqids
+            .iter()
+            .chain([&one])
+            .map(|s| decoded(&mut pair, s))
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{alphabet}: {ids:?}");
+        for id in &ids {
+            let d = Layout::twitter().decode(*id);
+            assert_eq!((d.datacenter, d.worker), (17, 29), "{id}");
+        }
+        let values: Vec<String> =
+            cmd(&["FCALL", "dateseq_next", "1", "d", "COUNT", "1000", "SQIDS"])
+                .query(&mut pair.cons[1])
+                .unwrap();
+        let values: Vec<u64> = values.iter().map(|s| decoded(&mut pair, s)).collect();
+        assert!(
+            values.windows(2).all(|w| w[1] == w[0] + 1),
+            "{alphabet}: {values:?}"
+        );
+        let current: String = cmd(&["FCALL_RO", "dateseq_current", "1", "d", "SQIDS"])
+            .query(&mut pair.cons[1])
+            .unwrap();
+        assert_eq!(decoded(&mut pair, &current), values[999]);
+        let plain: u64 = cmd(&["FCALL_RO", "dateseq_current", "1", "d"])
+            .query(&mut pair.cons[1])
+            .unwrap();
+        assert_eq!(plain, values[999], "{alphabet}");
+        // Ten-digit values pass 2^53: the library splits them as it does IDs.
+        let long: String = cmd(&["FCALL", "dateseq_next", "1", "e", "DIGITS", "10", "SQIDS"])
+            .query(&mut pair.cons[1])
+            .unwrap();
+        let long_value: String = cmd(&[
+            "FCALL_RO",
+            "dateseq_current",
+            "1",
+            "e",
+            "DIGITS",
+            "10",
+            "STRING",
+        ])
+        .query(&mut pair.cons[1])
+        .unwrap();
+        assert_eq!(decoded(&mut pair, &long).to_string(), long_value);
+    }
 }

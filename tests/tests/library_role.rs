@@ -42,7 +42,7 @@ fn fresh_in(issued: &mut HashSet<u64>, values: Vec<u64>, who: &str) {
     }
 }
 
-fn range(con: &mut redis::Connection, key: &str, count: u64) -> Vec<u64> {
+fn range(con: &mut dyn redis::ConnectionLike, key: &str, count: u64) -> Vec<u64> {
     let r: Vec<u64> = cmd(&[
         "FCALL",
         "dateseq_next",

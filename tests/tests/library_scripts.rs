@@ -42,6 +42,14 @@ fn start6(dir: Option<std::path::PathBuf>, port: Option<u16>) -> Server {
     )
 }
 
+/// A plain connection: what the client finds and calls is its own doing here, not the
+/// harness's (whose connections call the scripts for the suites' FCALLs).
+fn raw(server: &Server) -> redis::Connection {
+    redis::Client::open(server.url())
+        .and_then(|c| c.get_connection())
+        .expect("connect")
+}
+
 /// The server's answer, error or not, as text: what a caller sees.
 fn answer(result: redis::RedisResult<redis::Value>) -> String {
     match result {
@@ -54,7 +62,7 @@ fn answer(result: redis::RedisResult<redis::Value>) -> String {
 fn on_redis_6_the_library_runs_as_scripts_and_repeats_nothing_across_restarts_and_flushes() {
     let dir = idgen_tests::data_dir("library-scripts");
     let mut server = start6(Some(dir.to_path_buf()), None);
-    let mut con = server.connection();
+    let mut con = raw(&server);
     // The functions' installer is refused (no FUNCTION); the scripts' is not.
     let e = library::install(&mut con).unwrap_err();
     assert!(
@@ -106,7 +114,7 @@ fn on_redis_6_the_library_runs_as_scripts_and_repeats_nothing_across_restarts_an
     drop(con);
     server.kill9();
     let server = start6(Some(dir.to_path_buf()), Some(server.port));
-    let mut con = server.connection();
+    let mut con = raw(&server);
     let lib = Library::find(&mut con).unwrap();
     assert_eq!(lib.form(), "EVALSHA");
     take(&mut con, &mut ids, &mut values);
@@ -144,7 +152,7 @@ fn the_installer_puts_scripts_where_there_is_no_function() {
     );
     assert!(said.contains("as 8 scripts (EVALSHA)"), "{said}");
     assert!(said.contains(scripts::KEY), "{said}");
-    let mut con = six.connection();
+    let mut con = raw(&six);
     let lib = Library::find(&mut con).unwrap();
     assert_eq!(lib.form(), "EVALSHA");
     let value: u64 = lib.call(&mut con, "dateseq_next", &["d"], &[]).unwrap();
@@ -156,12 +164,17 @@ fn the_installer_puts_scripts_where_there_is_no_function() {
 #[test]
 fn scripts_and_functions_give_the_same_errors() {
     let six = start6(None, None);
-    let mut con6 = six.connection();
+    let mut con6 = raw(&six);
     scripts::install(&mut con6, &Settings::default()).unwrap();
     let scripts = Library::find(&mut con6).unwrap();
-    let seven = idgen_tests::library::plain_server();
-    let mut con7 = seven.connection();
-    idgen_tests::library::install(&mut con7);
+    // This checkout's default server, whatever the library's suites run on.
+    let seven = Server::start_with(Options {
+        no_module: true,
+        program: Some(idgen_tests::server_program()),
+        ..Options::default()
+    });
+    let mut con7 = raw(&seven);
+    idgen_tests::library::install(&mut seven.connection());
     let functions = Library::find(&mut con7).unwrap();
     assert_eq!(functions.form(), "FCALL");
     let calls: &[(&str, &[&str], &[&str])] = &[
@@ -190,16 +203,13 @@ fn scripts_and_functions_give_the_same_errors() {
 /// functions there.
 #[test]
 fn where_script_globals_are_read_only_the_scripts_refuse_and_say_why() {
-    let server = idgen_tests::library::plain_server();
-    let mut con = server.connection();
-    let info: String = redis::cmd("INFO").arg("server").query(&mut con).unwrap();
-    // Valkey reports the Redis version it forked from (7.2.4).
-    let major: u32 = info
-        .split("redis_version:")
-        .nth(1)
-        .and_then(|v| v.split('.').next())
-        .and_then(|v| v.parse().ok())
-        .expect("INFO server names redis_version");
+    let server = Server::start_with(Options {
+        no_module: true,
+        program: Some(idgen_tests::server_program()),
+        ..Options::default()
+    });
+    let mut con = raw(&server);
+    let major = idgen_tests::library::redis_major(&mut con);
     scripts::install(&mut con, &Settings::default()).unwrap();
     let text: String = redis::cmd("GET").arg(scripts::KEY).query(&mut con).unwrap();
     let script = redis::Script::new(&scripts::script(&text, "idgen_version"));
@@ -212,7 +222,40 @@ fn where_script_globals_are_read_only_the_scripts_refuse_and_say_why() {
         other => panic!("redis_version {major}: {other:?}"),
     }
     if major >= 7 {
-        idgen_tests::library::install(&mut con);
+        idgen_tests::library::install(&mut server.connection());
         assert_eq!(Library::find(&mut con).unwrap().form(), "FCALL");
     }
+}
+
+/// The module on Redis 6 refuses to load with one line naming the server's version and the
+/// oldest it needs, before anything else is said; the server does not start with it.
+#[test]
+fn the_module_refuses_redis_6_naming_both_versions() {
+    let version = redis::cmd("INFO")
+        .arg("server")
+        .query::<String>(&mut start6(None, None).connection())
+        .unwrap()
+        .split("redis_version:")
+        .nth(1)
+        .and_then(|v| v.lines().next())
+        .unwrap()
+        .trim()
+        .to_string();
+    let log = Server::try_start(Options {
+        program: Some(redis6()),
+        ..Options::default()
+    })
+    .err()
+    .expect("Redis 6 started with the module");
+    let ours: Vec<&str> = log.lines().filter(|l| l.contains("idgen")).collect();
+    assert!(
+        ours.first().is_some_and(|l| l.contains(&format!(
+            "this server is Redis {version}; the module needs Redis 7.0.0 or later"
+        ))),
+        "{log}"
+    );
+    assert!(
+        !log.contains("Failed subscribing"),
+        "the binding library spoke first:\n{log}"
+    );
 }

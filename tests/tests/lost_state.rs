@@ -21,7 +21,7 @@ fn coordinator(options: Options) -> Server {
 }
 
 /// `[worker_id, token, expires_at_ms, start_above_ms]`.
-fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
+fn acquire(con: &mut dyn redis::ConnectionLike, ns: &str) -> [i64; 4] {
     let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "2000", "MAX", "3"])
         .query(con)
         .unwrap();
@@ -29,7 +29,7 @@ fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
 }
 
 /// Evicts every key: a tiny maxmemory under allkeys-random, one write to trigger it.
-fn evict_everything(con: &mut redis::Connection) {
+fn evict_everything(con: &mut dyn redis::ConnectionLike) {
     for (name, value) in [
         ("idgen.accept-eviction", "yes"),
         ("maxmemory-policy", "allkeys-random"),
@@ -48,7 +48,7 @@ fn evict_everything(con: &mut redis::Connection) {
 }
 
 /// A way to lose the namespace `fleet`, given an older copy of it (a `DUMP`).
-type Lose = fn(&mut redis::Connection, &[u8]);
+type Lose = fn(&mut dyn redis::ConnectionLike, &[u8]);
 
 #[test]
 fn every_loss_of_a_namespace_voids_its_leases_and_grants_above_the_horizon() {
@@ -180,7 +180,7 @@ fn an_evicting_policy_refuses_dateseq_and_workerid_until_fixed_or_accepted() {
     let mut con = server.connection();
     let dateseq = cmd(&["DATESEQ.NEXT", "order"]);
     let acquire = cmd(&["WORKERID.ACQUIRE", "fleet", "TTL", "1000"]);
-    let refused = |con: &mut redis::Connection, c: &redis::Cmd, policy: &str| {
+    let refused = |con: &mut dyn redis::ConnectionLike, c: &redis::Cmd, policy: &str| {
         let err = error_of(con, c);
         assert!(
             err.starts_with(&format!(

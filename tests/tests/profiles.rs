@@ -9,7 +9,7 @@ const INSTAGRAM: i64 = 1_314_220_021_721;
 /// 2014-09-01T00:00:00Z.
 const SONYFLAKE: i64 = 1_409_529_600_000;
 
-fn config_epoch(con: &mut redis::Connection) -> i64 {
+fn config_epoch(con: &mut dyn redis::ConnectionLike) -> i64 {
     let pair: Vec<String> = cmd(&["CONFIG", "GET", "idgen.epoch"]).query(con).unwrap();
     pair[1].parse().unwrap()
 }

@@ -5,7 +5,8 @@
 
 use std::collections::HashSet;
 
-use idgen_tests::redis::{self, Connection};
+use idgen_tests::redis;
+use idgen_tests::Connection;
 use idgen_tests::{cmd, data_dir, decode, error_of, now_ms, Options, Server};
 
 const KEY: &str = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94";

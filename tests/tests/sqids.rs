@@ -39,7 +39,7 @@ fn python_decode(alphabet: &str, min_length: u8, sqids: &[String]) -> Vec<Vec<u6
 
 /// Each Sqid read back as one number, three ways: by the server, by idgen-core and by
 /// sqids-python; all three must agree.
-fn read_back(con: &mut redis::Connection, sqids: &[String], codec: &SqidCodec) -> Vec<u64> {
+fn read_back(con: &mut dyn redis::ConnectionLike, sqids: &[String], codec: &SqidCodec) -> Vec<u64> {
     let (alphabet, min_length) = (codec_alphabet(con), codec.min_length());
     let python = python_decode(&alphabet, min_length, sqids);
     sqids
@@ -56,7 +56,7 @@ fn read_back(con: &mut redis::Connection, sqids: &[String], codec: &SqidCodec) -
         .collect()
 }
 
-fn codec_alphabet(con: &mut redis::Connection) -> String {
+fn codec_alphabet(con: &mut dyn redis::ConnectionLike) -> String {
     let pair: Vec<String> = cmd(&["CONFIG", "GET", "idgen.sqids-alphabet"])
         .query(con)
         .unwrap();

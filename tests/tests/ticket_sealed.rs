@@ -2,13 +2,16 @@
 //! unseal, through the module's IDGEN.UNSEAL under the same key, to the tickets issued; without
 //! a key nothing is taken; a file that holds no key stops the server, naming the file.
 
-use idgen_tests::redis::Connection;
 use idgen_tests::ticket::{serve_once, TicketServer};
 use idgen_tests::{cmd, data_dir, error_of, Server};
 
 const KEY: &str = "2b7e151628aed2a6abf7158809cf4f3cef4359d8d580aa4f7f036d6f04fc6a94";
 
-fn info_field(con: &mut Connection, section: &str, field: &str) -> String {
+fn info_field(
+    con: &mut dyn idgen_tests::redis::ConnectionLike,
+    section: &str,
+    field: &str,
+) -> String {
     let info: String = cmd(&["INFO", section]).query(con).unwrap();
     info.lines()
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
@@ -26,7 +29,7 @@ fn sealed_tickets_unseal_under_the_same_key_in_the_module() {
     let tickets = TicketServer::start(1, 2, &dir.join("odd"), &["--seal-key-file", &key]);
     let module = Server::start(&["seal-key-file", &key]);
     let (mut t, mut m) = (tickets.connection(), module.connection());
-    let unseal = |m: &mut Connection, v: i64| -> i64 {
+    let unseal = |m: &mut dyn idgen_tests::redis::ConnectionLike, v: i64| -> i64 {
         cmd(&["IDGEN.UNSEAL", &v.to_string()]).query(m).unwrap()
     };
 

@@ -44,7 +44,7 @@ fn ticket_store_files_lost_every_way_repeat_nothing_or_are_refused_naming_them()
                 let mut server = TicketServer::start(1, 1, &dir, &["--block", "10"]);
                 let mut con = server.connection();
                 let mut seen = HashSet::new();
-                let mut take = |con: &mut redis::Connection, seq: &str, n: usize| {
+                let mut take = |con: &mut dyn redis::ConnectionLike, seq: &str, n: usize| {
                     for _ in 0..n {
                         let t: u64 = cmd(&["TICKET.NEXT", seq]).query(con).unwrap();
                         assert!(seen.insert((seq.to_string(), t)), "{case}: {seq} {t} twice");
@@ -110,7 +110,7 @@ fn a_whole_ticket_directory_put_back_older_is_the_guarantees_row_and_start_above
     let (dir, backup) = (root.join("data"), root.join("backup"));
     let mut server = TicketServer::start(1, 1, &dir, &["--block", "10"]);
     let mut con = server.connection();
-    let take = |con: &mut redis::Connection, n| -> Vec<u64> {
+    let take = |con: &mut dyn redis::ConnectionLike, n| -> Vec<u64> {
         (0..n)
             .map(|_| cmd(&["TICKET.NEXT"]).query(con).unwrap())
             .collect()

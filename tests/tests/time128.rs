@@ -29,7 +29,7 @@ const FORMS: [(&str, Parse); 2] = [
 ];
 
 /// Sends `n` calls of `command` in one pipeline and returns the replies' texts.
-fn pipelined(con: &mut redis::Connection, command: &str, n: usize) -> Vec<String> {
+fn pipelined(con: &mut dyn redis::ConnectionLike, command: &str, n: usize) -> Vec<String> {
     let mut pipe = redis::pipe();
     for _ in 0..n {
         pipe.cmd(command);

@@ -33,7 +33,12 @@ fn values(reply: Value, counted: bool) -> Vec<u64> {
     }
 }
 
-fn next(con: &mut redis::Connection, prefix: &str, period: &str, form: &[&str]) -> Vec<u64> {
+fn next(
+    con: &mut dyn redis::ConnectionLike,
+    prefix: &str,
+    period: &str,
+    form: &[&str],
+) -> Vec<u64> {
     let mut words = vec!["DATESEQ.NEXT", prefix, "PERIOD", period];
     words.extend(form);
     let reply: Value = cmd(&words).query(con).unwrap();
@@ -209,7 +214,7 @@ fn dateseq_from_an_older_rdb_without_the_witness_file_is_the_guarantees_row_and_
     };
     let mut server = Server::start_with(options.clone());
     let mut con = server.connection();
-    let next = |con: &mut redis::Connection| -> u64 {
+    let next = |con: &mut dyn redis::ConnectionLike| -> u64 {
         cmd(&["DATESEQ.NEXT", "invoice"]).query(con).unwrap()
     };
     next(&mut con);

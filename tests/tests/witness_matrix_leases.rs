@@ -122,7 +122,7 @@ impl Told {
 
 /// `WORKERID.ACQUIRE ns TTL 10000 MAX 4`: `[worker_id, token, expires_at_ms, start_above_ms]`;
 /// a lease that outlives a restart.
-fn acquire(con: &mut redis::Connection, ns: &str) -> [i64; 4] {
+fn acquire(con: &mut dyn redis::ConnectionLike, ns: &str) -> [i64; 4] {
     let v: Vec<i64> = cmd(&["WORKERID.ACQUIRE", ns, "TTL", "10000", "MAX", "4"])
         .query(con)
         .unwrap();

@@ -30,7 +30,13 @@ fn past_the_fence(b: Backend) -> Server {
 }
 
 /// `[worker_id, token, expires_at_ms, start_above_ms]`.
-fn acquire(b: Backend, con: &mut redis::Connection, ns: &str, ttl: u64, max: u32) -> [i64; 4] {
+fn acquire(
+    b: Backend,
+    con: &mut dyn redis::ConnectionLike,
+    ns: &str,
+    ttl: u64,
+    max: u32,
+) -> [i64; 4] {
     let v: Vec<i64> = b
         .cmd(&[
             "WORKERID.ACQUIRE",

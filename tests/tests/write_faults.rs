@@ -51,7 +51,7 @@ struct Told {
 
 /// One call of what exercises `file`, noted in `told` when acknowledged; the error otherwise.
 fn call(
-    con: &mut redis::Connection,
+    con: &mut dyn redis::ConnectionLike,
     file: Durable,
     n: usize,
     told: &mut Told,

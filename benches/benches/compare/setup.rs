@@ -94,6 +94,7 @@ impl Setup {
         // module's (the same horizon).
         let settings = library::Settings {
             horizon_ms: COORDINATOR_HORIZON_MS,
+            ..library::Settings::default()
         };
         library::install_with(&mut plain.connection(), &settings)
             .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -404,15 +404,127 @@ end
 -- of n strictly increasing IDs. The state key (a hash) holds this server's `worker` and
 -- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's, and
 -- `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
-local SNOWFLAKE_OPTIONS = { COUNT = true }
+-- Sqids (SQIDS replies), as the module makes them with its idgen.sqids-alphabet and
+-- idgen.sqids-min-length: the alphabet as the Sqids encoder shuffles it, the minimum length,
+-- and the blocked words that alphabet can spell (lowercase), all from the Sqids crate the
+-- module uses. The installer writes them in (idgen_client::library::Settings, the module's
+-- defaults unless given); this file as it stands has none, and refuses SQIDS.
+-- BEGIN SQIDS
+local SQIDS_ALPHABET = nil
+local SQIDS_MIN_LENGTH = 0
+local SQIDS_BLOCKED = {}
+-- END SQIDS
+
+-- The alphabet's letters and codes from 0, the blocked words as a set (true: the word holds a
+-- digit, and blocks only at either end), and the longest: made at the first Sqid.
+local sqid_letter, sqid_code, sqid_blocked, sqid_longest = nil, {}, {}, 0
+local function sqid_tables()
+  sqid_letter = {}
+  for i = 1, #SQIDS_ALPHABET do
+    sqid_letter[i - 1] = string.sub(SQIDS_ALPHABET, i, i)
+    sqid_code[i - 1] = string.byte(SQIDS_ALPHABET, i)
+  end
+  for _, word in ipairs(SQIDS_BLOCKED) do
+    sqid_blocked[word] = string.find(word, '%d') ~= nil
+    sqid_longest = max(sqid_longest, #word)
+  end
+end
+
+-- Whether the Sqids blocklist refuses `id`: a word equal to it (the only match for either of
+-- 3 characters or fewer), a word with a digit at its start or end, any other word anywhere.
+local function sqid_is_blocked(id)
+  local low = string.lower(id)
+  local n = #low
+  if sqid_blocked[low] ~= nil then return true end
+  for i = 1, n - 3 do
+    for len = 4, math.min(sqid_longest, n - i + 1) do
+      local digit = sqid_blocked[string.sub(low, i, i + len - 1)]
+      if digit == false or (digit and (i == 1 or i + len - 1 == n)) then return true end
+    end
+  end
+  return false
+end
+
+local NO_SQIDS = 'SQIDS needs the Sqids alphabet, which the installer writes into the '
+  .. 'library: install it with idgen-lease-worker install-library (idgen.install_library in '
+  .. 'Python)'
+
+-- The Sqids specification's shuffle of `codes` (letters' codes from index 0), in place.
+local function sqid_shuffle(codes, n)
+  for i = 0, n - 2 do
+    local j = n - 1 - i
+    local r = (i * j + codes[i] + codes[j]) % n
+    codes[i], codes[r] = codes[r], codes[i]
+  end
+end
+
+-- The Sqid of the number hi * m + lo (lo below m; m times the alphabet's length below 2^53),
+-- as the Sqids specification encodes one number, its digits found two limbs at a time (a
+-- double cannot hold a Snowflake ID). nil when the blocklist leaves no variant.
+local function sqid_of(hi, lo, m)
+  if not sqid_letter then
+    if not SQIDS_ALPHABET then return nil, NO_SQIDS end
+    sqid_tables()
+  end
+  local n = #SQIDS_ALPHABET
+  local base = n - 1
+  local value_mod_n = ((hi % n) * m + lo) % n
+  -- The number's digits in base n - 1, least significant first.
+  local digits = {}
+  repeat
+    local r = hi % base
+    hi = (hi - r) / base
+    local x = r * m + lo
+    r = x % base
+    lo = (x - r) / base
+    digits[#digits + 1] = r
+  until hi == 0 and lo == 0
+  -- The encoder tries one more variant than the alphabet has letters.
+  for increment = 0, n do
+    local offset = ((sqid_code[value_mod_n] + 1) % n + increment) % n
+    -- The alphabet from `offset` on, reversed: its first letter pads, the rest are digits.
+    local out = { sqid_letter[offset] }
+    for k = #digits, 1, -1 do
+      out[#out + 1] = sqid_letter[(offset + n - 2 - digits[k]) % n]
+    end
+    if #out < SQIDS_MIN_LENGTH then
+      local work = {}
+      for j = 0, n - 1 do work[j] = sqid_code[(offset + n - 1 - j) % n] end
+      out[#out + 1] = string.char(work[0])
+      while #out < SQIDS_MIN_LENGTH do
+        sqid_shuffle(work, n)
+        for j = 0, math.min(SQIDS_MIN_LENGTH - #out, n) - 1 do
+          out[#out + 1] = string.char(work[j])
+        end
+      end
+    end
+    local id = table.concat(out)
+    if not sqid_is_blocked(id) then return id end
+  end
+  return nil, 'every Sqid of these numbers holds a blocked word; try a longer alphabet'
+end
+
+-- Most values one call replies as Sqids (the module's bound on a reply of Sqids).
+local SQIDS_COUNT_MAX = 1000
+
+-- The error, if any, of SQIDS with STRING (when given) and `count` values.
+local function sqids_form(string_given, count)
+  if string_given then return fail('STRING and SQIDS cannot be combined') end
+  if count > SQIDS_COUNT_MAX then
+    return fail(format('COUNT %d must be between 1 and %d with SQIDS', count, SQIDS_COUNT_MAX))
+  end
+  return nil
+end
+
+local SNOWFLAKE_OPTIONS = { COUNT = true, SQIDS = false }
 local function snowflake_next(keys, args)
   if not format then bind() end
   if #keys ~= 1 then
     return fail(format('snowflake_next takes one key, its state key, and was given %d: '
-      .. 'FCALL snowflake_next 1 <key> [COUNT n]', #keys))
+      .. 'FCALL snowflake_next 1 <key> [COUNT n] [SQIDS]', #keys))
   end
   local key = keys[1]
-  local count, counted, err = 1, false, nil
+  local count, counted, sqids, err = 1, false, false, nil
   if #args > 0 then
     local opts
     opts, err = options(args, SNOWFLAKE_OPTIONS)
@@ -421,6 +533,11 @@ local function snowflake_next(keys, args)
       count, err = integer('COUNT', opts.COUNT, 1, COUNT_MAX)
       if not count then return err end
       counted = true
+    end
+    sqids = opts.SQIDS ~= nil
+    if sqids then
+      err = sqids_form(nil, count)
+      if err then return err end
     end
   end
   -- The operator's fields and the mark, at every call (a pair moved to another key or server
@@ -533,7 +650,12 @@ local function snowflake_next(keys, args)
     else
       last, sequence = last + 1, 0
     end
-    id = compose(last - epoch, low_node + sequence)
+    if sqids then
+      id, err = sqid_of(last - epoch, low_node + sequence, 4194304)
+      if not id then return fail(err) end
+    else
+      id = compose(last - epoch, low_node + sequence)
+    end
     if ids then ids[i] = id end
   end
   state.last, state.sequence = last, sequence
@@ -561,7 +683,34 @@ local function civil(days)
   return y, m, d
 end
 
--- The period's label (yyyyMMdd, yyyyMM or yyyy) now, in UTC.
+-- The time zone of date sequences' labels: UTC, or the zone the installer wrote in (a
+-- function reads no time-zone database): its offset from UTC in ms at 1970, then each change
+-- as its Unix ms and the new offset, up to ZONE_END_MS, past which the library refuses.
+local ZONE = 'UTC'
+local ZONE_FIRST_MS = 0
+local ZONE_CHANGES = {}
+local ZONE_END_MS = 2 ^ 53
+
+-- The zone's offset at `ms` (nil past ZONE_END_MS), kept with the span it holds for: one
+-- comparison a call.
+local zone_from, zone_to, zone_offset = 0, -1, 0
+local function zone_offset_at(ms)
+  if ms >= zone_from and ms < zone_to then return zone_offset end
+  if ms >= ZONE_END_MS then return nil end
+  local offset, from, to = ZONE_FIRST_MS, -2 ^ 53, ZONE_END_MS
+  for i = 1, #ZONE_CHANGES, 2 do
+    if ZONE_CHANGES[i] > ms then
+      to = ZONE_CHANGES[i]
+      break
+    end
+    from, offset = ZONE_CHANGES[i], ZONE_CHANGES[i + 1]
+  end
+  zone_from, zone_to, zone_offset = from, to, offset
+  return offset
+end
+
+-- The period's label (yyyyMMdd, yyyyMM or yyyy) of `ms`, a time in the zone (UTC ms plus the
+-- zone's offset).
 local function period_label(period, ms)
   local y, m, d = civil(math.floor(ms / 86400000))
   if period == 'DAY' then return y * 10000 + m * 100 + d end
@@ -582,8 +731,21 @@ local function dateseq_value(label, digits, n, as_text)
   return decimal(label) .. string.format('%0' .. digits .. 'd', n)
 end
 
-local DATESEQ_OPTIONS = { COUNT = true, DIGITS = true, PERIOD = true, STRING = false }
-local DATESEQ_CURRENT_OPTIONS = { DIGITS = true, PERIOD = true, STRING = false }
+-- The values first..last of the period `label` as Sqids: all of them for a COUNT (the module
+-- replies every value as a Sqid, not a range), else the one.
+local function dateseq_sqids(label, o, first, last)
+  local sqids = {}
+  for n = first, last do
+    local sqid, err = sqid_of(label, n, POWERS_OF_TEN[o.digits])
+    if not sqid then return fail(err) end
+    sqids[#sqids + 1] = sqid
+  end
+  return o.range and sqids or sqids[1]
+end
+
+local DATESEQ_OPTIONS = { COUNT = true, DIGITS = true, PERIOD = true, STRING = false,
+  SQIDS = false }
+local DATESEQ_CURRENT_OPTIONS = { DIGITS = true, PERIOD = true, STRING = false, SQIDS = false }
 
 -- The options of a date-sequence function (COUNT only where `counted`): period, digits,
 -- count, as text; checked in the module's order.
@@ -611,8 +773,13 @@ local function dateseq_options(args, counted)
   if digits < 1 or digits > 10 then
     return nil, fail('DIGITS must be between 1 and 10, got ' .. digits_text)
   end
+  local sqids = opts.SQIDS ~= nil
+  if sqids then
+    err = sqids_form(opts.STRING, count)
+    if err then return nil, err end
+  end
   return { digits = digits, count = count, period = period, text = opts.STRING ~= nil,
-    range = opts.COUNT ~= nil }
+    range = opts.COUNT ~= nil, sqids = sqids }
 end
 
 -- A date-sequence call of function `name`: its options (a table shared by calls without
@@ -639,11 +806,20 @@ local function dateseq_call(name, keys, args)
     if not o then return nil, err end
   end
   local now = now_ms()
-  -- The period's label and field name, made once a day (and again after a clock step).
-  local day = (now - now % 86400000) / 86400000
+  local offset = zone_offset_at(now)
+  if not offset then
+    local y, m, d = civil(floor(ZONE_END_MS / 86400000))
+    return nil, fail(format('the time zone %s is written into this library until '
+      .. '%04d-%02d-%02d only: install the library again (idgen-lease-worker install-library '
+      .. '--time-zone %s)', ZONE, y, m, d, ZONE))
+  end
+  -- The period's label and field name, made once a day in the zone (and again after a clock
+  -- step).
+  local here = now + offset
+  local day = (here - here % 86400000) / 86400000
   local names = fields_by_day[o.period]
   if not names or names.day ~= day then
-    local label = period_label(o.period, now)
+    local label = period_label(o.period, here)
     local period = string.lower(o.period)
     names = { day = day, label = label, name = period, field = period .. ':' .. label }
     fields_by_day[o.period] = names
@@ -880,6 +1056,7 @@ local function dateseq_next(keys, args)
   mine[field] = last
   if not h[1] then prune(key, period, label) end
   if witness and not w[1] then prune(witness, period, label) end
+  if o.sqids then return dateseq_sqids(label, o, first, last) end
   if o.range then
     return { dateseq_value(label, o.digits, first, o.text),
       dateseq_value(label, o.digits, last, o.text) }
@@ -906,6 +1083,7 @@ local function dateseq_current(keys, args)
   if n < 0 then
     return nil
   end
+  if o.sqids then return dateseq_sqids(names.label, o, n, n) end
   return dateseq_value(names.label, o.digits, n, o.text)
 end
 

@@ -1,11 +1,14 @@
 //! The lease protocol on the wire: `WORKERID.ACQUIRE` / `RENEW` / `RELEASE` against the idgen
-//! module, or `FCALL workerid_acquire` / `_renew` / `_release` against its Functions library
-//! on a server that cannot load the module (the same arguments and replies), each optionally
-//! confirmed by `WAIT` so that a grant survives the coordinator's failover.
+//! module, or `workerid_acquire` / `_renew` / `_release` of its Functions library on a server
+//! that cannot load the module (the same arguments and replies; `FCALL`, or `EVALSHA` of the
+//! library's scripts where the server has no `FUNCTION`), each optionally confirmed by `WAIT`
+//! so that a grant survives the coordinator's failover.
 
 use std::time::Duration;
 
-use redis::{Connection, RedisError};
+use redis::{Connection, FromRedisValue, RedisError};
+
+use crate::scripts::Library;
 
 /// A lease as granted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +95,8 @@ pub struct Coordinator {
     con: Connection,
     /// Module or Library, never Auto once connected.
     backend: Backend,
+    /// How the server runs the library, for [`Backend::Library`].
+    library: Option<Library>,
     namespace: String,
     /// Replicas that must acknowledge each grant and renewal (`WAIT n`); 0 trusts the primary.
     replicas: usize,
@@ -117,23 +122,25 @@ impl Coordinator {
         let mut con = client.get_connection_with_timeout(timeout)?;
         con.set_read_timeout(Some(timeout))?;
         con.set_write_timeout(Some(timeout))?;
-        let backend = match backend {
-            Backend::Auto if has_module(&mut con)? => Backend::Module,
-            Backend::Module => Backend::Module,
+        let (backend, library) = match backend {
+            Backend::Auto if has_module(&mut con)? => (Backend::Module, None),
+            Backend::Module => (Backend::Module, None),
             Backend::Auto | Backend::Library => {
-                crate::library::require(&mut con, LIBRARY_NEEDED).map_err(|e| match e {
-                    crate::library::LibraryError::Redis(e) => LeaseCallError::from(e),
-                    e if backend == Backend::Auto => LeaseCallError::Refused(format!(
+                let library =
+                    Library::require(url, &mut con, LIBRARY_NEEDED).map_err(|e| match e {
+                        crate::library::LibraryError::Redis(e) => LeaseCallError::from(e),
+                        e if backend == Backend::Auto => LeaseCallError::Refused(format!(
                         "the server has neither the idgen module nor a library to lease from: {e}"
                     )),
-                    e => LeaseCallError::Refused(e.to_string()),
-                })?;
-                Backend::Library
+                        e => LeaseCallError::Refused(e.to_string()),
+                    })?;
+                (Backend::Library, Some(library))
             }
         };
         Ok(Coordinator {
             con,
             backend,
+            library,
             namespace: namespace.to_string(),
             replicas,
             // WAIT must answer (with its count) before the read gives up on it.
@@ -146,13 +153,10 @@ impl Coordinator {
     /// # Errors
     /// Refused (e.g. every ID leased), unreachable, or not replicated.
     pub fn acquire(&mut self, ttl: Duration, max: u32) -> Result<Grant, LeaseCallError> {
-        let reply: Vec<i64> = self
-            .call("ACQUIRE")
-            .arg("TTL")
-            .arg(ttl.as_millis() as u64)
-            .arg("MAX")
-            .arg(max)
-            .query(&mut self.con)?;
+        let reply: Vec<i64> = self.call(
+            "ACQUIRE",
+            &["TTL", &ttl.as_millis().to_string(), "MAX", &max.to_string()],
+        )?;
         let [worker_id, token, _expires, start_above_ms] = reply[..] else {
             return Err(LeaseCallError::Refused(format!(
                 "unexpected reply {reply:?}"
@@ -183,15 +187,17 @@ impl Coordinator {
         ttl: Duration,
         until_ms: i64,
     ) -> Result<(), LeaseCallError> {
-        let _: Vec<i64> = self
-            .call("RENEW")
-            .arg(grant.worker_id)
-            .arg(grant.token)
-            .arg("TTL")
-            .arg(ttl.as_millis() as u64)
-            .arg("UNTIL")
-            .arg(until_ms)
-            .query(&mut self.con)?;
+        let _: Vec<i64> = self.call(
+            "RENEW",
+            &[
+                &grant.worker_id.to_string(),
+                &grant.token.to_string(),
+                "TTL",
+                &ttl.as_millis().to_string(),
+                "UNTIL",
+                &until_ms.to_string(),
+            ],
+        )?;
         self.confirm()
     }
 
@@ -201,13 +207,15 @@ impl Coordinator {
     /// # Errors
     /// Refused or unreachable; the lease then simply expires.
     pub fn release(&mut self, grant: &Grant, used_until_ms: i64) -> Result<(), LeaseCallError> {
-        let _: () = self
-            .call("RELEASE")
-            .arg(grant.worker_id)
-            .arg(grant.token)
-            .arg("UNTIL")
-            .arg(used_until_ms)
-            .query(&mut self.con)?;
+        let _: () = self.call(
+            "RELEASE",
+            &[
+                &grant.worker_id.to_string(),
+                &grant.token.to_string(),
+                "UNTIL",
+                &used_until_ms.to_string(),
+            ],
+        )?;
         Ok(())
     }
 
@@ -216,21 +224,24 @@ impl Coordinator {
         self.backend
     }
 
-    /// `WORKERID.<verb> ns` of the module, or `FCALL workerid_<verb> 1 ns` of the library.
-    fn call(&self, verb: &str) -> redis::Cmd {
-        match self.backend {
-            Backend::Library => {
-                let mut cmd = redis::cmd("FCALL");
-                cmd.arg(format!("workerid_{}", verb.to_ascii_lowercase()))
-                    .arg(1)
-                    .arg(&self.namespace);
-                cmd
+    /// How the leases are called: `WORKERID.*` (the module), `FCALL` or `EVALSHA` (the
+    /// library, as functions or as scripts).
+    pub fn form(&self) -> &'static str {
+        self.library.as_ref().map_or("WORKERID.*", Library::form)
+    }
+
+    /// `WORKERID.<verb> ns args...` of the module, or `workerid_<verb>` of the library with the
+    /// key `ns` and `args`.
+    fn call<T: FromRedisValue>(&mut self, verb: &str, args: &[&str]) -> redis::RedisResult<T> {
+        match &self.library {
+            Some(library) => {
+                let function = format!("workerid_{}", verb.to_ascii_lowercase());
+                library.call(&mut self.con, &function, &[&self.namespace], args)
             }
-            _ => {
-                let mut cmd = redis::cmd(&format!("WORKERID.{verb}"));
-                cmd.arg(&self.namespace);
-                cmd
-            }
+            None => redis::cmd(&format!("WORKERID.{verb}"))
+                .arg(&self.namespace)
+                .arg(args)
+                .query(&mut self.con),
         }
     }
 

@@ -369,6 +369,7 @@ impl Shared {
         tracing::info!(
             worker_id = grant.worker_id,
             token = grant.token,
+            calls = coordinator.form(),
             "lease acquired"
         );
         held.generator = Some(generator);

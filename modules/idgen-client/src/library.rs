@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use idgen_core::dateseq::Calendar;
 use idgen_core::lease::DEFAULT_HORIZON_MS;
 
 /// The library's source, as `FUNCTION LOAD` takes it.
@@ -23,26 +24,48 @@ pub fn version() -> &'static str {
 
 /// What a library is installed with, fixed in its source at install (a function cannot read
 /// `CONFIG`, and a managed service denies it): the module's load settings of the same names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// The lease horizon (the module's `idgen.workerid-horizon-ms`): no TTL is longer, no
     /// UNTIL further past the server's clock, and grants after a restart or a promotion start
     /// this far past it. 100 ms to a day; default 30 s.
     pub horizon_ms: u64,
+    /// The time zone of date sequences' labels (the module's `idgen.dateseq-timezone`): UTC,
+    /// an IANA name such as America/New_York, or an offset such as +09:00. A named zone's
+    /// offsets are written into the source from 1970 to [`ZONE_END_MS`] (2100), from this
+    /// machine's time-zone database; past that the library refuses date sequences.
+    pub time_zone: String,
+    /// The letters of `snowflake_next`'s SQIDS replies (the module's `idgen.sqids-alphabet`):
+    /// 3 to 94 distinct printable ASCII characters; the IDs decode with the module's
+    /// `IDGEN.DECODE` under the same setting.
+    pub sqids_alphabet: String,
+    /// The shortest Sqid (the module's `idgen.sqids-min-length`), 0 to 255.
+    pub sqids_min_length: u8,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             horizon_ms: DEFAULT_HORIZON_MS as u64,
+            time_zone: "UTC".to_string(),
+            sqids_alphabet: idgen_core::sqid::DEFAULT_ALPHABET.to_string(),
+            sqids_min_length: 0,
         }
     }
 }
 
+/// Where the zone's offsets written into the library end: 2100-01-01T00:00:00Z.
+pub const ZONE_END_MS: i64 = 4_102_444_800_000;
+
+/// The source's lines that hold the time zone, as it declares UTC.
+const UTC_ZONE: &str = "local ZONE = 'UTC'\nlocal ZONE_FIRST_MS = 0\nlocal ZONE_CHANGES = {}\n\
+                        local ZONE_END_MS = 2 ^ 53\n";
+
 /// The library's source with `settings` in place of its defaults.
 ///
 /// # Errors
-/// [`LibraryError::BadSetting`] for a horizon outside 100 ms to a day.
+/// [`LibraryError::BadSetting`] for a horizon outside 100 ms to a day, or a time zone that
+/// is none.
 pub fn source_with(settings: &Settings) -> Result<String, LibraryError> {
     let (low, high) = idgen_core::lease::HORIZON_RANGE_MS;
     let horizon = settings.horizon_ms;
@@ -56,7 +79,92 @@ pub fn source_with(settings: &Settings) -> Result<String, LibraryError> {
         SOURCE.contains(&default),
         "library/idgen.lua declares HORIZON_MS"
     );
-    Ok(SOURCE.replace(&default, &format!("local HORIZON_MS = {horizon}\n")))
+    assert!(SOURCE.contains(UTC_ZONE), "library/idgen.lua declares ZONE");
+    let sqids = sqids_lines(&settings.sqids_alphabet, settings.sqids_min_length)?;
+    Ok(SOURCE
+        .replace(&default, &format!("local HORIZON_MS = {horizon}\n"))
+        .replace(UTC_ZONE, &zone_lines(&settings.time_zone)?)
+        .replace(sqids_block(SOURCE), &sqids))
+}
+
+/// Where the source declares its Sqids (between `-- BEGIN SQIDS` and `-- END SQIDS`).
+fn sqids_block(source: &str) -> &str {
+    let start = source
+        .find("-- BEGIN SQIDS\n")
+        .expect("library/idgen.lua declares its Sqids");
+    let end = source[start..]
+        .find("-- END SQIDS\n")
+        .expect("and ends them")
+        + start;
+    &source[start..end + "-- END SQIDS\n".len()]
+}
+
+/// The source's Sqids lines for `alphabet` and `min_length`, as the module's codec of those
+/// settings makes Sqids (idgen_core::sqid::SqidParts).
+fn sqids_lines(alphabet: &str, min_length: u8) -> Result<String, LibraryError> {
+    let codec = idgen_core::SqidCodec::new(alphabet, min_length)
+        .map_err(|e| LibraryError::BadSetting(e.to_string()))?;
+    let parts = codec.parts();
+    // Every character as a decimal escape but letters and digits: an alphabet may hold quotes
+    // and backslashes.
+    let lua = |text: &[u8]| -> String {
+        let mut quoted = String::from("'");
+        for &b in text {
+            if b.is_ascii_alphanumeric() {
+                quoted.push(b as char);
+            } else {
+                quoted.push_str(&format!("\\{b}"));
+            }
+        }
+        quoted.push('\'');
+        quoted
+    };
+    let mut lines = format!(
+        "-- BEGIN SQIDS\nlocal SQIDS_ALPHABET = {}\nlocal SQIDS_MIN_LENGTH = {}\n\
+         local SQIDS_BLOCKED = {{",
+        lua(&parts.shuffled),
+        parts.min_length
+    );
+    let mut line = String::new();
+    for word in &parts.blocked {
+        let word = lua(word.as_bytes());
+        if line.len() + word.len() + 2 > 98 {
+            lines.push_str(&format!("\n {}", line.trim_end()));
+            line.clear();
+        }
+        line.push_str(&format!(" {word},"));
+    }
+    if !line.is_empty() {
+        lines.push_str(&format!("\n {}", line.trim_end()));
+    }
+    lines.push_str("\n}\n-- END SQIDS\n");
+    Ok(lines)
+}
+
+/// The source's time-zone lines for `zone`.
+fn zone_lines(zone: &str) -> Result<String, LibraryError> {
+    let calendar = Calendar::new(zone).map_err(|e| LibraryError::BadSetting(e.to_string()))?;
+    let offsets = calendar.offsets(0, ZONE_END_MS);
+    let name = calendar.name();
+    // Names and offsets are letters, digits and `/_+-:` (a quote would end the Lua string).
+    if name.contains(['\'', '\\', '\n']) {
+        return Err(LibraryError::BadSetting(format!("time zone {name:?}")));
+    }
+    let mut changes = String::new();
+    for (at, offset_s) in &offsets.changes {
+        changes.push_str(&format!("{at},{},", i64::from(*offset_s) * 1000));
+    }
+    let end = if offsets.changes.is_empty() {
+        // A fixed offset holds forever.
+        "2 ^ 53".to_string()
+    } else {
+        ZONE_END_MS.to_string()
+    };
+    Ok(format!(
+        "local ZONE = '{name}'\nlocal ZONE_FIRST_MS = {}\nlocal ZONE_CHANGES = {{{changes}}}\n\
+         local ZONE_END_MS = {end}\n",
+        i64::from(offsets.first_s) * 1000
+    ))
 }
 
 /// What [`install`] did.
@@ -68,6 +176,9 @@ pub enum Installed {
     Upgraded(String),
     /// It had this very version: loaded again, unchanged.
     Same,
+    /// The server has no `FUNCTION` (Redis 6): installed as scripts instead
+    /// ([`crate::scripts::install`]), each function's name and its script's SHA1.
+    Scripts(Vec<(&'static str, String)>),
 }
 
 /// Why the library could not be installed or used.
@@ -191,9 +302,26 @@ pub fn install_with(
     Ok(outcome)
 }
 
+/// [`install_with`], or on a server without `FUNCTION` (Redis 6, servers that offer scripts
+/// alone) the library as scripts ([`Installed::Scripts`]).
+///
+/// # Errors
+/// As [`install_with`] and [`crate::scripts::install`].
+pub fn install_on(
+    con: &mut impl redis::ConnectionLike,
+    settings: &Settings,
+) -> Result<Installed, LibraryError> {
+    match install_with(con, settings) {
+        Err(LibraryError::Redis(e)) if crate::scripts::no_functions(&e) => {
+            crate::scripts::install(con, settings).map(Installed::Scripts)
+        }
+        done => done,
+    }
+}
+
 /// Installs the library on the server at `url`, or, when it is a Cluster node, on every
 /// primary the node knows (each reached with `url`'s scheme, user and password): each
-/// primary's address and what [`install`] did there, in `CLUSTER NODES`' order.
+/// primary's address and what [`install_on`] did there, in `CLUSTER NODES`' order.
 ///
 /// # Errors
 /// The first primary's refusal, naming it: the ones before it are installed.
@@ -205,7 +333,7 @@ pub fn install_everywhere(
     let mut con = redis::Client::open(url)?.get_connection()?;
     let info: String = redis::cmd("INFO").arg("cluster").query(&mut con)?;
     if !info.contains("cluster_enabled:1") {
-        let installed = install_with(&mut con, settings)?;
+        let installed = install_on(&mut con, settings)?;
         return Ok(vec![(address(url).to_string(), installed)]);
     }
     let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut con)?;
@@ -215,7 +343,7 @@ pub fn install_everywhere(
         let installed = redis::Client::open(at.as_str())
             .and_then(|client| client.get_connection())
             .map_err(LibraryError::from)
-            .and_then(|mut con| install_with(&mut con, settings))
+            .and_then(|mut con| install_on(&mut con, settings))
             .map_err(|e| {
                 LibraryError::Redis(redis::RedisError::from((
                     redis::ErrorKind::Io,
@@ -258,7 +386,7 @@ fn address(url: &str) -> &str {
 }
 
 /// `url` with its `host:port` replaced by `addr`.
-fn with_address(url: &str, addr: &str) -> String {
+pub(crate) fn with_address(url: &str, addr: &str) -> String {
     let mut url = url.to_string();
     url.replace_range(address_range(&url), addr);
     url
@@ -269,7 +397,14 @@ fn with_address(url: &str, addr: &str) -> String {
 /// # Errors
 /// [`LibraryError::Missing`] or [`LibraryError::TooOld`], naming both versions.
 pub fn require(con: &mut impl redis::ConnectionLike, needed: &str) -> Result<String, LibraryError> {
-    let installed = installed(con)?.ok_or(LibraryError::Missing)?;
+    at_least(installed(con)?.ok_or(LibraryError::Missing)?, needed)
+}
+
+/// `installed`, once it is at least `needed`.
+///
+/// # Errors
+/// [`LibraryError::TooOld`], naming both versions; [`LibraryError::BadVersion`].
+pub fn at_least(installed: String, needed: &str) -> Result<String, LibraryError> {
     if parse(&installed)? < parse(needed)? {
         return Err(LibraryError::TooOld {
             installed,
@@ -290,17 +425,84 @@ mod tests {
 
     #[test]
     fn settings_are_fixed_in_the_source_and_checked() {
-        assert_eq!(source_with(&Settings::default()).unwrap(), SOURCE);
-        let short = source_with(&Settings { horizon_ms: 2_000 }).unwrap();
+        let installed = source_with(&Settings::default()).unwrap();
+        let unwritten = installed.replace(sqids_block(&installed), sqids_block(SOURCE));
+        assert_eq!(unwritten, SOURCE);
+        let short = source_with(&Settings {
+            horizon_ms: 2_000,
+            ..Settings::default()
+        })
+        .unwrap();
         assert!(short.contains("local HORIZON_MS = 2000\n"), "{short}");
         assert!(!short.contains("local HORIZON_MS = 30000"));
         for bad in [99, 86_400_001] {
-            let e = source_with(&Settings { horizon_ms: bad }).unwrap_err();
+            let e = source_with(&Settings {
+                horizon_ms: bad,
+                ..Settings::default()
+            })
+            .unwrap_err();
             assert!(
                 e.to_string().contains(&format!("horizon_ms {bad} must be")),
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_time_zone_is_written_in_as_its_offsets() {
+        let zone = |name: &str| {
+            source_with(&Settings {
+                time_zone: name.to_string(),
+                ..Settings::default()
+            })
+        };
+        let new_york = zone("America/New_York").unwrap();
+        assert!(new_york.contains("local ZONE = 'America/New_York'\n"));
+        assert!(new_york.contains("local ZONE_FIRST_MS = -18000000\n"));
+        // 2026's changes, among some 260 from 1970 to 2100.
+        assert!(new_york.contains("1772953200000,-14400000,1793512800000,-18000000,"));
+        assert!(new_york.contains(&format!("local ZONE_END_MS = {ZONE_END_MS}\n")));
+        let tokyo = zone("+09:00").unwrap();
+        assert!(tokyo.contains("local ZONE_FIRST_MS = 32400000\nlocal ZONE_CHANGES = {}\n"));
+        assert!(tokyo.contains("local ZONE_END_MS = 2 ^ 53\n"));
+        let e = zone("Mars/Olympus").unwrap_err();
+        assert!(
+            e.to_string().contains("unknown time zone 'Mars/Olympus'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_source_leaves_its_sqids_to_the_installer() {
+        assert!(sqids_block(SOURCE).contains("local SQIDS_ALPHABET = nil\n"));
+        let installed = source_with(&Settings::default()).unwrap();
+        let written = sqids_block(&installed);
+        // The module's default alphabet, as the encoder shuffles it, and its blocklist.
+        let parts = idgen_core::SqidCodec::default().parts();
+        let shuffled = String::from_utf8(parts.shuffled).unwrap();
+        assert!(written.contains(&format!("local SQIDS_ALPHABET = '{shuffled}'\n")));
+        assert!(written.contains(" 'zoccola',\n}"), "{written}");
+        assert!(written.lines().all(|l| l.len() <= 100));
+    }
+
+    #[test]
+    fn sqids_settings_are_written_in_and_checked() {
+        let with = |alphabet: &str, min_length| {
+            source_with(&Settings {
+                sqids_alphabet: alphabet.to_string(),
+                sqids_min_length: min_length,
+                ..Settings::default()
+            })
+        };
+        let odd = with("ab'\\c", 20).unwrap();
+        assert!(odd.contains("local SQIDS_MIN_LENGTH = 20\n"), "{odd}");
+        let alphabet_line = odd
+            .lines()
+            .find(|l| l.starts_with("local SQIDS_ALPHABET = "))
+            .unwrap();
+        assert!(alphabet_line.contains("\\39") && alphabet_line.contains("\\92"));
+        let e = with("aab", 0).unwrap_err();
+        assert!(e.to_string().contains("repeats 'a'"), "{e}");
     }
 
     #[test]

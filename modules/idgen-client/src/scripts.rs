@@ -72,31 +72,68 @@ pub fn script(text: &str, function: &str) -> String {
          install-library uses FUNCTION LOAD where the server has it)')\n\
          end\n\
          end\n\
-         return loaded.functions['{function}'](KEYS, ARGV)\n"
+         local ok, reply = pcall(loaded.functions['{function}'], KEYS, ARGV)\n\
+         if ok or type(reply) ~= 'string' then return reply end\n\
+         -- A command's error inside the library (a wrong type, a write on a replica) as a\n\
+         -- function replies it: the server's own error, its code first, without the script's\n\
+         -- position ('@user_script: 670: -READONLY ...').\n\
+         local own = string.match(reply, '^@user_script: ?%d+: %-?(.-)%s*$') or reply\n\
+         if string.match(own, '^%u[%u_]*[ %-]') then return redis.error_reply(own) end\n\
+         return redis.error_reply('ERR ' .. reply)\n"
     )
 }
 
 /// Puts the library on a server without `FUNCTION`: its text in [`KEY`], and every
 /// function's script in the server's script cache. Each function's name and its script's
-/// SHA1, for `EVALSHA`.
+/// SHA1, for `EVALSHA`. A newer library already in [`KEY`] is left alone, as the functions'
+/// installer leaves a newer one.
 ///
 /// # Errors
-/// [`LibraryError::BadSetting`], or the server's refusal.
+/// [`LibraryError::BadSetting`], [`LibraryError::Downgrade`], or the server's refusal.
 pub fn install(
     con: &mut impl redis::ConnectionLike,
     settings: &Settings,
 ) -> Result<Vec<(&'static str, String)>, LibraryError> {
     let text = text(settings)?;
+    // In a Cluster the key lives on one primary: the others load the scripts, and clients
+    // read the text where the key is (Library::find_at).
+    let before: Option<String> = match redis::cmd("GET").arg(KEY).query(con) {
+        Err(e) if e.redirect_node().is_some() => return load_scripts(con, &text),
+        read => read?,
+    };
+    if let Some(theirs) = before.as_deref().and_then(version_of) {
+        let ours = library::version();
+        if library::at_least(theirs.to_string(), ours).is_ok() && theirs != ours {
+            return Err(LibraryError::Downgrade {
+                installed: theirs.to_string(),
+                ours: ours.to_string(),
+            });
+        }
+    }
     let _: () = redis::cmd("SET").arg(KEY).arg(&text).query(con)?;
+    load_scripts(con, &text)
+}
+
+/// Loads every function's script of the library `text` into the server's script cache.
+fn load_scripts(
+    con: &mut impl redis::ConnectionLike,
+    text: &str,
+) -> Result<Vec<(&'static str, String)>, LibraryError> {
     let mut loaded = Vec::new();
     for (function, _) in FUNCTIONS {
         let sha: String = redis::cmd("SCRIPT")
             .arg("LOAD")
-            .arg(script(&text, function))
+            .arg(script(text, function))
             .query(con)?;
         loaded.push((function, sha));
     }
     Ok(loaded)
+}
+
+/// The version a library's text declares (`local VERSION = 'x.y.z'`).
+fn version_of(text: &str) -> Option<&str> {
+    let rest = &text[text.find("local VERSION = '")? + "local VERSION = '".len()..];
+    Some(&rest[..rest.find('\'')?])
 }
 
 /// How a server runs the library.
@@ -128,17 +165,58 @@ impl Library {
             Ok(None) => Err(LibraryError::Missing),
             Err(LibraryError::Redis(e)) if no_functions(&e) => {
                 let text: Option<String> = redis::cmd("GET").arg(KEY).query(con)?;
-                let text = text.ok_or(LibraryError::Missing)?;
-                let scripts = FUNCTIONS
-                    .iter()
-                    .map(|(function, _)| (*function, redis::Script::new(&script(&text, function))))
-                    .collect();
-                Ok(Library {
-                    form: Form::Scripts(scripts),
-                })
+                Ok(Library::scripts(&text.ok_or(LibraryError::Missing)?))
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// [`Library::find`] on the server at `url`, through `con` (a connection to it): in a
+    /// Cluster, where [`KEY`] lives on another primary, the text is read there (at `url`
+    /// with that primary's address, the same user and password).
+    ///
+    /// # Errors
+    /// As [`Library::find`].
+    pub fn find_at(
+        url: &str,
+        con: &mut impl redis::ConnectionLike,
+    ) -> Result<Library, LibraryError> {
+        match Library::find(con) {
+            Err(LibraryError::Redis(e)) if e.redirect_node().is_some() => {
+                let (addr, _) = e.redirect_node().expect("a redirect");
+                let owner = library::with_address(url, addr);
+                let mut there = redis::Client::open(owner.as_str())?.get_connection()?;
+                let text: Option<String> = redis::cmd("GET").arg(KEY).query(&mut there)?;
+                Ok(Library::scripts(&text.ok_or(LibraryError::Missing)?))
+            }
+            found => found,
+        }
+    }
+
+    /// The library `text` as scripts.
+    fn scripts(text: &str) -> Library {
+        let scripts = FUNCTIONS
+            .iter()
+            .map(|(function, _)| (*function, redis::Script::new(&script(text, function))))
+            .collect();
+        Library {
+            form: Form::Scripts(scripts),
+        }
+    }
+
+    /// [`Library::find_at`], once the library found is at least `needed`.
+    ///
+    /// # Errors
+    /// As [`Library::find`]; [`LibraryError::TooOld`], naming both versions.
+    pub fn require(
+        url: &str,
+        con: &mut impl redis::ConnectionLike,
+        needed: &str,
+    ) -> Result<Library, LibraryError> {
+        let found = Library::find_at(url, con)?;
+        let installed: String = found.call(con, "idgen_version", &[], &[])?;
+        library::at_least(installed, needed)?;
+        Ok(found)
     }
 
     /// `FCALL` or `EVALSHA`: which this server takes.
@@ -222,12 +300,19 @@ mod tests {
     }
 
     #[test]
+    fn the_version_is_read_from_a_librarys_text() {
+        let text = text(&Settings::default()).unwrap();
+        assert_eq!(version_of(&text), Some(library::version()));
+        assert_eq!(version_of("return 1"), None);
+    }
+
+    #[test]
     fn a_script_holds_the_library_once_and_calls_its_function() {
         let text = text(&Settings::default()).unwrap();
         assert!(!text.starts_with("#!lua"));
         let s = script(&text, "dateseq_next");
         assert!(!s.contains("redis.register_function"));
-        assert!(s.ends_with("return loaded.functions['dateseq_next'](KEYS, ARGV)\n"));
+        assert!(s.contains("pcall(loaded.functions['dateseq_next'], KEYS, ARGV)\n"));
         let other = text.replace("local HORIZON_MS = 30000", "local HORIZON_MS = 2000");
         let id = |s: &str| {
             s.lines()

@@ -192,6 +192,29 @@ impl SqidCodec {
     }
 }
 
+/// What an encoder elsewhere needs to make this codec's Sqids (the Functions library's, in
+/// Lua): the alphabet as the Sqids encoder shuffles it, the minimum length, and the blocked
+/// words the alphabet can spell, lowercase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqidParts {
+    pub shuffled: Vec<u8>,
+    pub min_length: usize,
+    pub blocked: Vec<String>,
+}
+
+impl SqidCodec {
+    /// This codec's [`SqidParts`].
+    pub fn parts(&self) -> SqidParts {
+        let shuffled = self.encoder.alphabet().to_vec();
+        let words = sqids::default_blocklist();
+        SqidParts {
+            blocked: crate::sqid_encoder::kept_words(&shuffled, words.iter().map(String::as_str)),
+            shuffled,
+            min_length: self.encoder.min_length(),
+        }
+    }
+}
+
 impl Default for SqidCodec {
     fn default() -> Self {
         SqidCodec::new(DEFAULT_ALPHABET, 0).expect("the default alphabet is valid")

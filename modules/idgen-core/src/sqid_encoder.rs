@@ -44,14 +44,7 @@ impl SqidEncoder {
         debug_assert!((3..=MAX_ALPHABET).contains(&alphabet.len()));
         let mut shuffled = alphabet.to_vec();
         shuffle(&mut shuffled);
-        let lowercase: Vec<u8> = alphabet.iter().map(u8::to_ascii_lowercase).collect();
-        let mut kept: Vec<String> = words
-            .into_iter()
-            .map(str::to_lowercase)
-            .filter(|w| w.len() >= 3 && w.bytes().all(|b| lowercase.contains(&b)))
-            .collect();
-        kept.sort_unstable();
-        kept.dedup();
+        let kept = kept_words(alphabet, words);
         let blocklist = (!kept.is_empty()).then(|| Blocklist {
             words: AhoCorasick::builder()
                 .ascii_case_insensitive(true)
@@ -74,6 +67,11 @@ impl SqidEncoder {
     /// The alphabet as the crate keeps it: shuffled once.
     pub(crate) fn alphabet(&self) -> &[u8] {
         &self.doubled[..self.doubled.len() / 2]
+    }
+
+    /// The minimum length.
+    pub(crate) fn min_length(&self) -> usize {
+        self.min_length
     }
 
     /// Writes the Sqid of `numbers` (1 or more) into `out`, which it clears first.
@@ -158,6 +156,23 @@ impl SqidEncoder {
             }
         })
     }
+}
+
+/// The blocked words that can appear in a Sqid of `alphabet`, as the crate keeps them: each
+/// lowercased, kept if it has 3 or more characters all in the lowercased alphabet; sorted.
+pub(crate) fn kept_words<'w>(
+    alphabet: &[u8],
+    words: impl IntoIterator<Item = &'w str>,
+) -> Vec<String> {
+    let lowercase: Vec<u8> = alphabet.iter().map(u8::to_ascii_lowercase).collect();
+    let mut kept: Vec<String> = words
+        .into_iter()
+        .map(str::to_lowercase)
+        .filter(|w| w.len() >= 3 && w.bytes().all(|b| lowercase.contains(&b)))
+        .collect();
+    kept.sort_unstable();
+    kept.dedup();
+    kept
 }
 
 /// Where an encoder writes a Sqid: a vector, or [`StackSink`].

@@ -62,6 +62,17 @@ enum Command {
         /// installed library.
         #[arg(long, default_value_t = library::Settings::default().horizon_ms)]
         horizon_ms: u64,
+        /// The time zone of date sequences' labels (the module's idgen.dateseq-timezone): UTC,
+        /// an IANA name such as America/New_York (its offsets from this machine's time-zone
+        /// database, written into the library up to 2100), or an offset such as +09:00.
+        #[arg(long, default_value = "UTC")]
+        time_zone: String,
+        /// The letters of SQIDS replies (the module's idgen.sqids-alphabet).
+        #[arg(long, default_value_t = library::Settings::default().sqids_alphabet)]
+        sqids_alphabet: String,
+        /// The shortest Sqid (the module's idgen.sqids-min-length).
+        #[arg(long, default_value_t = 0)]
+        sqids_min_length: u8,
     },
 }
 
@@ -79,38 +90,19 @@ fn install_library(url: &str, settings: &library::Settings) -> i32 {
                     Installed::Same => {
                         println!("{at}: idgen library {ours} was there already; loaded again")
                     }
+                    Installed::Scripts(loaded) => {
+                        println!(
+                            "{at}: no FUNCTION on this server: installed idgen library {ours} as \
+                             {} scripts (EVALSHA), its text in key {} (clients load the \
+                             scripts from it again after NOSCRIPT)",
+                            loaded.len(),
+                            scripts::KEY
+                        );
+                        for (function, sha) in loaded {
+                            println!("  {function} {sha}");
+                        }
+                    }
                 }
-            }
-            0
-        }
-        Err(library::LibraryError::Redis(e)) if scripts::no_functions(&e) => {
-            install_scripts(url, settings)
-        }
-        Err(e) => {
-            eprintln!("idgen-lease-worker: {e}");
-            1
-        }
-    }
-}
-
-/// `install-library` on a server without `FUNCTION` (Redis 6): the library as scripts.
-fn install_scripts(url: &str, settings: &library::Settings) -> i32 {
-    let installed = redis::Client::open(url)
-        .and_then(|client| client.get_connection())
-        .map_err(library::LibraryError::from)
-        .and_then(|mut con| scripts::install(&mut con, settings));
-    match installed {
-        Ok(loaded) => {
-            println!(
-                "no FUNCTION on this server: installed idgen library {} as {} scripts \
-                 (EVALSHA), its text in key {} (clients load the scripts from it again after \
-                 NOSCRIPT)",
-                library::version(),
-                loaded.len(),
-                scripts::KEY
-            );
-            for (function, sha) in loaded {
-                println!("  {function} {sha}");
             }
             0
         }
@@ -145,9 +137,19 @@ fn main() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let args = Args::parse();
-    if let Some(Command::InstallLibrary { url, horizon_ms }) = &args.command {
+    if let Some(Command::InstallLibrary {
+        url,
+        horizon_ms,
+        time_zone,
+        sqids_alphabet,
+        sqids_min_length,
+    }) = &args.command
+    {
         let settings = library::Settings {
             horizon_ms: *horizon_ms,
+            time_zone: time_zone.clone(),
+            sqids_alphabet: sqids_alphabet.clone(),
+            sqids_min_length: *sqids_min_length,
         };
         std::process::exit(install_library(url, &settings));
     }

@@ -55,6 +55,7 @@ mod info;
 mod leases;
 mod load;
 mod registration;
+mod server_version;
 mod snowflake;
 mod state;
 mod version;
@@ -395,13 +396,18 @@ fn deinit(_: &Context) -> Status {
     Status::Err
 }
 
+/// The macro's data types are its one hook before it subscribes to server events.
+#[cfg(not(test))]
+const SERVER_VERSION_GATE: server_version::Gate = server_version::Gate;
+
 // The Redis allocator exists only inside redis-server: a test build would abort on it.
 #[cfg(not(test))]
 redis_module::redis_module! {
     name: "idgen",
     version: version::ENCODED,
     allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
-    data_types: [],
+    // Not a data type: the version check, which must run before the macro's server events.
+    data_types: [SERVER_VERSION_GATE],
     init: init,
     deinit: deinit,
     commands: [],

@@ -160,7 +160,7 @@ fn a_replica_container_mirrors_dateseq_and_refuses_snowflake() {
     let keys: Vec<String> = cmd(&["KEYS", "*"]).query(&mut p).unwrap();
     assert!(!keys.is_empty());
     for key in &keys {
-        let read = |con: &mut redis::Connection| -> (String, i64) {
+        let read = |con: &mut dyn redis::ConnectionLike| -> (String, i64) {
             (
                 cmd(&["GET", key]).query(con).unwrap(),
                 cmd(&["PEXPIRETIME", key]).query(con).unwrap(),

@@ -152,6 +152,37 @@ impl Calendar {
     }
 }
 
+/// A zone's offsets from UTC over a span of time, for what cannot read a time-zone database
+/// (the Functions library has them written into its source at install).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Offsets {
+    /// The offset, in seconds, at the span's start.
+    pub first_s: i32,
+    /// Each change within the span: from when (Unix ms), the new offset in seconds.
+    pub changes: Vec<(i64, i32)>,
+}
+
+impl Calendar {
+    /// The zone's offsets from `from_ms` up to `to_ms`.
+    pub fn offsets(&self, from_ms: i64, to_ms: i64) -> Offsets {
+        let from = Timestamp::from_millisecond(from_ms).unwrap_or(Timestamp::UNIX_EPOCH);
+        let first_s = self.zone.to_offset(from).seconds();
+        let mut changes: Vec<(i64, i32)> = Vec::new();
+        for transition in self.zone.following(from) {
+            let at = transition.timestamp().as_millisecond();
+            if at >= to_ms {
+                break;
+            }
+            // A change of name or of DST alone leaves the clock where it was.
+            let offset = transition.offset().seconds();
+            if offset != changes.last().map_or(first_s, |&(_, o)| o) {
+                changes.push((at, offset));
+            }
+        }
+        Offsets { first_s, changes }
+    }
+}
+
 fn parse_offset(name: &str) -> Option<Offset> {
     let sign = match name.as_bytes().first()? {
         b'+' => 1,
@@ -212,6 +243,27 @@ mod tests {
 
     // 2026-11-22T15:59:59.999Z and one ms later.
     const BEFORE_SHANGHAI_MIDNIGHT: i64 = 1_795_363_199_999;
+
+    #[test]
+    fn offsets_name_each_change_of_the_clock_and_nothing_else() {
+        // 2026: New York goes to -04:00 on 8 March at 07:00 UTC, back to -05:00 on 1 November
+        // at 06:00 UTC.
+        let new_york = Calendar::new("America/New_York").unwrap();
+        let (jan_2026, jan_2027) = (1_767_225_600_000, 1_798_761_600_000);
+        let offsets = new_york.offsets(jan_2026, jan_2027);
+        assert_eq!(offsets.first_s, -5 * 3600);
+        assert_eq!(
+            offsets.changes,
+            vec![
+                (1_772_953_200_000, -4 * 3600),
+                (1_793_512_800_000, -5 * 3600)
+            ]
+        );
+        let fixed = Calendar::new("+09:00").unwrap().offsets(jan_2026, jan_2027);
+        assert_eq!((fixed.first_s, fixed.changes.len()), (9 * 3600, 0));
+        let utc = Calendar::new("UTC").unwrap().offsets(0, jan_2027);
+        assert_eq!((utc.first_s, utc.changes.len()), (0, 0));
+    }
 
     #[test]
     fn date_rolls_over_at_midnight_in_the_zone() {

@@ -8,6 +8,6 @@ pub mod calendar;
 pub mod key;
 pub mod value;
 
-pub use calendar::{Calendar, Day, DayCache, Period, ZoneError};
+pub use calendar::{Calendar, Day, DayCache, Offsets, Period, ZoneError};
 pub use key::{counter_key, counter_label, parse_counter, KeyError};
 pub use value::{check_digits, compose, most_in, ValueError, DEFAULT_DIGITS, MAX_DIGITS};

@@ -54,8 +54,9 @@ bench: build
 	benches/module.sh
 	benches/ticket.sh
 	benches/forms.sh
+	benches/library.sh
 	benches/python.sh
-	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md, target/bench/forms.md, target/bench/python.md"
+	@echo "reports: target/compare/report.md, target/bench/module.md, target/bench/ticket.md, target/bench/forms.md, target/bench/library.md, target/bench/python.md"
 
 wheel: deps
 	scripts/wheel.sh

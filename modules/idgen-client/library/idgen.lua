@@ -400,46 +400,52 @@ local function state_fields(key, h)
   return f
 end
 
--- FCALL snowflake_next 1 <state key> [COUNT n]: one ID (decimal text), or with COUNT an array
--- of n strictly increasing IDs. The state key (a hash) holds this server's `worker` and
--- `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's, and
--- `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
 -- Sqids (SQIDS replies), as the module makes them with its idgen.sqids-alphabet and
 -- idgen.sqids-min-length: the alphabet as the Sqids encoder shuffles it, the minimum length,
--- and the blocked words that alphabet can spell (lowercase), all from the Sqids crate the
--- module uses. The installer writes them in (idgen_client::library::Settings, the module's
--- defaults unless given); this file as it stands has none, and refuses SQIDS.
+-- the blocked words that alphabet can spell (lowercase letters and digits, one string), and
+-- the first four letters of those of four or more, each followed by '|', all from the Sqids
+-- crate the module uses. Strings, not tables: a table of hundreds of words would be
+-- walked by the collector in every call of every function, Sqids or not. The installer
+-- writes them in (idgen_client::library::Settings, the module's defaults unless given); this
+-- file as it stands has none, and refuses SQIDS.
 -- BEGIN SQIDS
 local SQIDS_ALPHABET = nil
 local SQIDS_MIN_LENGTH = 0
-local SQIDS_BLOCKED = {}
+local SQIDS_BLOCKED = ''
+local SQIDS_STARTS = ''
 -- END SQIDS
 
--- The alphabet's letters and codes from 0, the blocked words as a set (true: the word holds a
--- digit, and blocks only at either end), and the longest: made at the first Sqid.
-local sqid_letter, sqid_code, sqid_blocked, sqid_longest = nil, {}, {}, 0
+-- The alphabet's letters and codes from 0: made at the first Sqid.
+local sqid_letter, sqid_code = nil, {}
 local function sqid_tables()
   sqid_letter = {}
   for i = 1, #SQIDS_ALPHABET do
     sqid_letter[i - 1] = string.sub(SQIDS_ALPHABET, i, i)
     sqid_code[i - 1] = string.byte(SQIDS_ALPHABET, i)
   end
-  for _, word in ipairs(SQIDS_BLOCKED) do
-    sqid_blocked[word] = string.find(word, '%d') ~= nil
-    sqid_longest = max(sqid_longest, #word)
-  end
 end
 
 -- Whether the Sqids blocklist refuses `id`: a word equal to it (the only match for either of
 -- 3 characters or fewer), a word with a digit at its start or end, any other word anywhere.
+-- The words are read one by one only where four letters of the id start one.
 local function sqid_is_blocked(id)
   local low = string.lower(id)
   local n = #low
-  if sqid_blocked[low] ~= nil then return true end
   for i = 1, n - 3 do
-    for len = 4, math.min(sqid_longest, n - i + 1) do
-      local digit = sqid_blocked[string.sub(low, i, i + len - 1)]
-      if digit == false or (digit and (i == 1 or i + len - 1 == n)) then return true end
+    -- Each entry ends with '|', so `piece|` is found only where an entry is `piece`.
+    if string.find(SQIDS_STARTS, string.sub(low, i, i + 3) .. '|', 1, true) then
+      for word in string.gmatch(SQIDS_BLOCKED, '%w+') do
+        local len = #word
+        if len >= 4 and string.sub(low, i, i + len - 1) == word
+            and (not string.find(word, '%d') or i == 1 or i + len - 1 == n) then
+          return true
+        end
+      end
+    end
+  end
+  if n <= 3 then
+    for word in string.gmatch(SQIDS_BLOCKED, '%w+') do
+      if word == low then return true end
     end
   end
   return false
@@ -460,7 +466,7 @@ end
 
 -- The Sqid of the number hi * m + lo (lo below m; m times the alphabet's length below 2^53),
 -- as the Sqids specification encodes one number, its digits found two limbs at a time (a
--- double cannot hold a Snowflake ID). nil when the blocklist leaves no variant.
+-- double cannot hold a Snowflake ID). nil and why when it cannot.
 local function sqid_of(hi, lo, m)
   if not sqid_letter then
     if not SQIDS_ALPHABET then return nil, NO_SQIDS end
@@ -516,6 +522,10 @@ local function sqids_form(string_given, count)
   return nil
 end
 
+-- FCALL snowflake_next 1 <state key> [COUNT n] [SQIDS]: one ID (decimal text, or its Sqid), or
+-- with COUNT an array of n strictly increasing IDs. The state key (a hash) holds this server's
+-- `worker` and `datacenter`, which the operator sets (and `epoch`, Unix ms, if not Twitter's,
+-- and `max_drift_ms`), and `owner`, `reserved` and `issued_epoch`, which the library writes.
 local SNOWFLAKE_OPTIONS = { COUNT = true, SQIDS = false }
 local function snowflake_next(keys, args)
   if not format then bind() end

@@ -119,25 +119,59 @@ fn sqids_lines(alphabet: &str, min_length: u8) -> Result<String, LibraryError> {
         quoted.push('\'');
         quoted
     };
+    // The blocked words in one long string (`[[...]]`, lines of words): they are lowercase
+    // letters and digits, as the crate's default list holds them.
     let mut lines = format!(
         "-- BEGIN SQIDS\nlocal SQIDS_ALPHABET = {}\nlocal SQIDS_MIN_LENGTH = {}\n\
-         local SQIDS_BLOCKED = {{",
+         local SQIDS_BLOCKED = [[",
         lua(&parts.shuffled),
         parts.min_length
     );
     let mut line = String::new();
     for word in &parts.blocked {
-        let word = lua(word.as_bytes());
-        if line.len() + word.len() + 2 > 98 {
-            lines.push_str(&format!("\n {}", line.trim_end()));
+        if !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(LibraryError::BadSetting(format!(
+                "the Sqids blocklist holds {word:?}, which the library cannot write"
+            )));
+        }
+        if line.len() + word.len() + 1 > 100 {
+            lines.push_str(&format!("\n{line}"));
             line.clear();
         }
-        line.push_str(&format!(" {word},"));
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
     }
-    if !line.is_empty() {
-        lines.push_str(&format!("\n {}", line.trim_end()));
-    }
-    lines.push_str("\n}\n-- END SQIDS\n");
+    // The four bytes a word of four or more starts with, each once, each followed by '|'.
+    let mut starts: Vec<&[u8]> = parts
+        .blocked
+        .iter()
+        .filter(|w| w.len() >= 4)
+        .map(|w| &w.as_bytes()[..4])
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    // Rows joined at load, so that no line runs past 100 characters and no separator falls
+    // between the entries.
+    let rows: Vec<String> = starts
+        .chunks(14)
+        .map(|row| {
+            let entries: String = row
+                .iter()
+                .map(|s| format!("{}|", s.escape_ascii()))
+                .collect();
+            format!("'{entries}'")
+        })
+        .collect();
+    lines.push_str(&format!(
+        "\n{line}\n]]\nlocal SQIDS_STARTS = {}\n-- END SQIDS\n",
+        if rows.is_empty() {
+            "''".to_string()
+        } else {
+            rows.join(" ..\n  ")
+        }
+    ));
     Ok(lines)
 }
 
@@ -481,7 +515,7 @@ mod tests {
         let parts = idgen_core::SqidCodec::default().parts();
         let shuffled = String::from_utf8(parts.shuffled).unwrap();
         assert!(written.contains(&format!("local SQIDS_ALPHABET = '{shuffled}'\n")));
-        assert!(written.contains(" 'zoccola',\n}"), "{written}");
+        assert!(written.contains(" zoccola\n]]\n"), "{written}");
         assert!(written.lines().all(|l| l.len() <= 100));
     }
 

@@ -36,7 +36,7 @@ pub fn install_library(
         sqids_min_length,
     };
     let done = py
-        .detach(|| library::install_everywhere(url, &settings))
+        .detach(|| idgen_client::install::install_everywhere(url, &settings))
         .map_err(|e| match e {
             LibraryError::BadSetting(_) => value_error(e),
             e => LibraryRefused::new_err(e.to_string()),

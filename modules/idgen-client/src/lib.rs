@@ -23,9 +23,11 @@
 //! replicas (`WAIT`) before it is used, so a coordinator failover cannot forget it.
 
 pub mod coordinator;
+pub mod install;
 pub mod library;
 pub mod metrics;
 pub mod scripts;
+mod urls;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

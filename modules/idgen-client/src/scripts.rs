@@ -184,7 +184,7 @@ impl Library {
         match Library::find(con) {
             Err(LibraryError::Redis(e)) if e.redirect_node().is_some() => {
                 let (addr, _) = e.redirect_node().expect("a redirect");
-                let owner = library::with_address(url, addr);
+                let owner = crate::urls::with_address(url, addr);
                 let mut there = redis::Client::open(owner.as_str())?.get_connection()?;
                 let text: Option<String> = redis::cmd("GET").arg(KEY).query(&mut there)?;
                 Ok(Library::scripts(&text.ok_or(LibraryError::Missing)?))

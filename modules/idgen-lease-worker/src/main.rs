@@ -79,7 +79,7 @@ enum Command {
 /// `install-library`: what it did, on stdout; why not, on stderr and in the exit status.
 fn install_library(url: &str, settings: &library::Settings) -> i32 {
     let ours = library::version();
-    match library::install_everywhere(url, settings) {
+    match idgen_client::install::install_everywhere(url, settings) {
         Ok(done) => {
             for (at, installed) in done {
                 match installed {

@@ -69,6 +69,19 @@ fn on_redis_6_the_library_runs_as_scripts_and_repeats_nothing_across_restarts_an
         matches!(&e, LibraryError::Redis(e) if scripts::no_functions(e)),
         "{e}"
     );
+    // A newer library's text in the key is left alone, as the functions' installer leaves one.
+    let newer = scripts::text(&Settings::default()).unwrap().replace(
+        &format!("local VERSION = '{}'", library::version()),
+        "local VERSION = '99.0.0'",
+    );
+    let _: () = redis::cmd("SET")
+        .arg(scripts::KEY)
+        .arg(&newer)
+        .query(&mut con)
+        .unwrap();
+    let e = scripts::install(&mut con, &Settings::default()).unwrap_err();
+    assert!(e.to_string().contains("99.0.0, newer than this one"), "{e}");
+    let _: () = redis::cmd("DEL").arg(scripts::KEY).query(&mut con).unwrap();
     let loaded = scripts::install(&mut con, &Settings::default()).unwrap();
     assert_eq!(loaded.len(), scripts::FUNCTIONS.len());
     let lib = Library::find(&mut con).unwrap();

@@ -80,7 +80,9 @@ pub fn issue_error(e: IssueError) -> PyErr {
 pub fn generate_error(e: GenerateError) -> PyErr {
     let text = e.to_string();
     match e {
-        GenerateError::DriftExceeded { .. } => ClockBehind::new_err(text),
+        GenerateError::DriftExceeded { .. } | GenerateError::StartFence { .. } => {
+            ClockBehind::new_err(text)
+        }
         GenerateError::NotReserved { .. } => AheadOfLease::new_err(text),
         GenerateError::TimeExhausted => TimeExhausted::new_err(text),
     }

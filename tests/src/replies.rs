@@ -81,6 +81,7 @@ pub fn try_when_caught_up<T: redis::FromRedisValue>(
         match command.query(con) {
             Err(e)
                 if e.to_string().contains("behind the last issued ID")
+                    || e.to_string().contains("IDs start above")
                     || e.to_string().contains("the fence this process set") =>
             {
                 assert!(Instant::now() < deadline, "still refused after 3 s: {e}");

@@ -276,7 +276,8 @@ impl Server {
     }
 
     /// Makes this server a replica of `primary` and waits (up to 60 s: the suites share two
-    /// cores in make test) for the link to be up.
+    /// cores in make test) for the link to be up, and for the primary to count it online (it
+    /// does at the replica's first acknowledgement, a moment later).
     pub fn replicate(&self, primary: &Server) {
         let _: () = cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()])
             .query(&mut self.connection())
@@ -290,6 +291,17 @@ impl Server {
         assert!(
             up,
             "the replica's link to its primary did not come up in 60 s"
+        );
+        let me = format!("port={},state=online", self.port);
+        let online = wait_for(Duration::from_secs(60), || {
+            let info: String = cmd(&["INFO", "replication"])
+                .query(&mut primary.connection())
+                .unwrap_or_default();
+            info.contains(&me)
+        });
+        assert!(
+            online,
+            "the primary did not count its replica online in 60 s"
         );
     }
 

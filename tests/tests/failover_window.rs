@@ -97,13 +97,19 @@ fn a_primary_cut_off_from_its_replica_acknowledges_for_at_most_the_lag_and_two_s
     );
 }
 
-/// The lease's window of risk without `replicas`: a renewal the old primary acknowledged and
-/// never replicated (the holder may use times up to its UNTIL) is lost with it, yet the
-/// promoted replica's first grant of that worker ID starts above that UNTIL, because a
-/// promotion fences every grant for a horizon (docs/leases.md, "Coordinator failover").
+/// The lease's window of risk without the wait for a replica (`idgen.workerid-ack-replicas 0`,
+/// and no `replicas` in the client): a renewal the old primary acknowledged and never
+/// replicated (the holder may use times up to its UNTIL) is lost with it, yet the promoted
+/// replica's first grant of that worker ID starts above that UNTIL, because a promotion fences
+/// every grant for a horizon (docs/leases.md, "Coordinator failover").
 #[test]
 fn a_renewal_lost_in_a_failover_is_below_every_grant_of_the_promoted_replica() {
-    let primary = coordinator_past_its_first_fence(Options::module(&["worker-id", "1"]));
+    let primary = coordinator_past_its_first_fence(Options::module(&[
+        "worker-id",
+        "1",
+        "workerid-ack-replicas",
+        "0",
+    ]));
     // Without the lease witness file, which would fence the namespace it never saw too: the
     // promotion's fence alone.
     let replica = coordinator_past_its_first_fence(Options {
@@ -150,12 +156,16 @@ enum Node {
 #[test]
 fn a_sentinel_promotion_repeats_no_value_with_the_documented_gap() {
     let lag = LAG_S.to_string();
-    let primary = coordinator_past_its_first_fence(Options::module(&["worker-id", "1"]).server(&[
-        "--min-replicas-to-write",
-        "1",
-        "--min-replicas-max-lag",
-        &lag,
-    ]));
+    // The lease renewal below is acknowledged by the old primary alone (no wait for a replica:
+    // tests/tests/lease_split_brain.rs has the wait), so the promotion's fence is what covers it.
+    let primary = coordinator_past_its_first_fence(
+        Options::module(&["worker-id", "1", "workerid-ack-replicas", "0"]).server(&[
+            "--min-replicas-to-write",
+            "1",
+            "--min-replicas-max-lag",
+            &lag,
+        ]),
+    );
     let replica = coordinator_past_its_first_fence(Options::module(&["worker-id", "2"]));
     replica.replicate(&primary);
     let sentinel = Sentinel::watch(&primary, 1_000);

@@ -178,7 +178,7 @@ fn a_clock_behind_the_reservation_is_refused_until_it_catches_up() {
     });
     let err = error_of(&mut server.connection(), &cmd(&["SNOWFLAKE.NEXT"]));
     assert!(
-        err.starts_with("ERR clock is") && err.contains("behind the last issued ID"),
+        err.starts_with("ERR IDs start above") && err.contains("retry in"),
         "{err}"
     );
     let reserved: i64 = server.info_field("reserved_until_ms").parse().unwrap();
@@ -341,5 +341,52 @@ fn state_files_named_like_their_lock_or_temporary_file_work() {
         );
         let kept = std::fs::read_to_string(dir.join(format!("{name}.lock"))).unwrap();
         assert_eq!(kept, "precious", "{name}: the lock file was truncated");
+    }
+}
+
+/// A start without its state file puts IDs above the load time plus the drift limit, at the
+/// limit: a burst sent at once is refused until the clock moves, and the refusal says so and
+/// when to retry (not "the clock stepped back"). Made certain by lowering the limit under the
+/// start fence (`idgen.max-drift-ms` 60,000 to 1,000), and tried as the issue sent it, a COUNT
+/// of 100,000 on a fresh start.
+#[test]
+fn a_burst_at_the_start_fence_is_refused_as_such_and_served_once_the_clock_allows() {
+    let server = Server::start(&["max-drift-ms", "60000"]);
+    let mut con = server.connection();
+    let _: () = cmd(&["CONFIG", "SET", "idgen.max-drift-ms", "1000"])
+        .query(&mut con)
+        .unwrap();
+    let err = error_of(&mut con, &cmd(&["SNOWFLAKE.NEXT"]));
+    assert!(
+        err.contains("IDs start above") && err.contains("retry in") && !err.contains("stepped"),
+        "{err}"
+    );
+    for _ in 0..3 {
+        let fresh = Server::start(&[]);
+        let mut con = fresh.connection();
+        match cmd(&["SNOWFLAKE.NEXT", "COUNT", "100000"]).query::<Vec<i64>>(&mut con) {
+            Ok(ids) => assert_eq!(ids.len(), 100_000),
+            Err(e) => {
+                let err = idgen_tests::error_text(&e);
+                assert!(
+                    err.contains("IDs start above") && err.contains("retry in"),
+                    "{err}"
+                );
+                let wait: u64 = err
+                    .rsplit("retry in ")
+                    .next()
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(wait + 1));
+                let ids: Vec<i64> = cmd(&["SNOWFLAKE.NEXT", "COUNT", "100000"])
+                    .query(&mut con)
+                    .unwrap();
+                assert_eq!(ids.len(), 100_000);
+            }
+        }
     }
 }

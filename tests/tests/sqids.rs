@@ -266,6 +266,14 @@ fn bad_sqids_and_numbers_get_errors_and_the_server_carries_on() {
     );
     let err = error_of(&mut con, &cmd(&["IDGEN.DECODE", &variant]));
     assert!(err.contains("not a Sqid"), "{variant}: {err}");
+    // A Sqid of this alphabet, of a number no ID reaches: named as such.
+    let codec = SqidCodec::new(DEFAULT_ALPHABET, 0).unwrap();
+    for past in [i64::MAX as u64 + 1, u64::MAX] {
+        let sqid = codec.encode(&[past]).unwrap();
+        let err = error_of(&mut con, &cmd(&["IDGEN.DECODE", &sqid]));
+        let says = format!("is the Sqid of {past}, above the largest ID {}", i64::MAX);
+        assert!(err.contains(&says), "{sqid}: {err}");
+    }
     // Nothing was issued by a refused call, and the server still answers.
     let issued: i64 = server.info_field("ids_issued").parse().unwrap();
     assert_eq!(issued, 0);

@@ -274,5 +274,36 @@ fn bad_input_gets_errors_and_decode_gives_the_parts() {
         };
         assert_eq!(random, expected, "{command}");
     }
+    // The edges of the 48-bit time: each decodes to a time, past 9999 in ISO 8601's expanded
+    // year (as JavaScript writes it).
+    for (decode, id, time) in [
+        (
+            "UUID7.DECODE",
+            "ffffffff-ffff-7fff-bfff-ffffffffffff",
+            "+010889-08-02T05:31:50.655Z",
+        ),
+        (
+            "ULID.DECODE",
+            "7ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+            "+010889-08-02T05:31:50.655Z",
+        ),
+        (
+            "UUID7.DECODE",
+            "00000000-0000-7000-8000-000000000000",
+            "1970-01-01T00:00:00.000Z",
+        ),
+        (
+            "ULID.DECODE",
+            "00000000000000000000000000",
+            "1970-01-01T00:00:00.000Z",
+        ),
+    ] {
+        let fields: Vec<Value> = cmd(&[decode, id]).query(&mut con).unwrap();
+        assert_eq!(
+            fields[3],
+            Value::BulkString(time.as_bytes().to_vec()),
+            "{decode} {id}: {fields:?}"
+        );
+    }
     let _: String = cmd(&["PING"]).query(&mut con).unwrap();
 }

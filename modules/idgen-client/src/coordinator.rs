@@ -52,7 +52,11 @@ impl std::error::Error for LeaseCallError {}
 impl From<RedisError> for LeaseCallError {
     fn from(e: RedisError) -> Self {
         // LOADING (a restarted coordinator reading its AOF), TRYAGAIN, MASTERDOWN: not yet.
-        let not_yet = matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry);
+        // NOREPLICAS: no replica held the write in time (the module's
+        // idgen.workerid-ack-replicas): the lease stands as last acknowledged, and a replica,
+        // or the failover that follows a lost one, may come.
+        let not_yet = matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry)
+            || e.code() == Some("NOREPLICAS");
         if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || not_yet {
             LeaseCallError::Unreachable(e.to_string())
         } else {
@@ -297,6 +301,7 @@ mod tests {
             "LOADING Redis is loading the dataset in memory",
             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
             "TRYAGAIN Multiple keys request during rehashing of slot",
+            "NOREPLICAS WORKERID.RENEW not acknowledged: 0 of 1 replicas held it within 333 ms",
         ] {
             let e = LeaseCallError::from(reply_error(line));
             assert!(matches!(e, LeaseCallError::Unreachable(_)), "{line}: {e}");

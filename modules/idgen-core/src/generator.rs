@@ -35,6 +35,14 @@ pub const CEILING_HEADROOM_MS: u64 = 64;
 pub enum GenerateError {
     /// Issuing would put the generator more than `max_ms` ahead of the clock.
     DriftExceeded { ahead_ms: u64, max_ms: u64 },
+    /// As [`GenerateError::DriftExceeded`], where the clock has not yet reached the time IDs
+    /// resumed above ([`Generator::resume_after`]) and never stepped back: the start fence, not
+    /// a fault, put IDs ahead of the clock.
+    StartFence {
+        above_ms: i64,
+        ahead_ms: u64,
+        max_ms: u64,
+    },
     /// The layout's time field is used up.
     TimeExhausted,
     /// Every tick below the durable reservation is spent: IDs ran ahead of the clock to the
@@ -52,6 +60,17 @@ impl fmt::Display for GenerateError {
                 f,
                 "clock is {ahead_ms} ms behind the last issued ID (limit {max_ms} ms): \
                  the clock stepped back or the sequence is spent; retry later"
+            ),
+            GenerateError::StartFence {
+                above_ms,
+                ahead_ms,
+                max_ms,
+            } => write!(
+                f,
+                "IDs start above {above_ms} ms since 1970 (where no ID of an earlier run can \
+                 lie), so these would run {ahead_ms} ms ahead of the clock, past the \
+                 {max_ms} ms drift limit; retry in {} ms",
+                ahead_ms.saturating_sub(*max_ms)
             ),
             GenerateError::TimeExhausted => write!(f, "the layout's time field is used up"),
             GenerateError::NotReserved {
@@ -121,6 +140,8 @@ pub struct Generator<C> {
     limit_tick: u64,
     /// Tick and sequence of the last ID issued: the high-water mark.
     last_tick: u64,
+    /// The tick IDs resumed after ([`Generator::resume_after`]), 0 if none.
+    resumed_tick: u64,
     sequence: u64,
     /// The clock as last read, in ticks since the epoch.
     last_now: u64,
@@ -150,6 +171,7 @@ impl<C: Clock> Generator<C> {
             ceiling_ms: i64::MAX,
             limit_tick: layout.max_ticks().saturating_add(1),
             last_tick: 0,
+            resumed_tick: 0,
             // As if tick 0 were spent, so the first ID takes a fresh tick.
             sequence: max_sequence,
             last_now: 0,
@@ -184,6 +206,7 @@ impl<C: Clock> Generator<C> {
     /// refused until the clock catches up.
     pub fn resume_after(&mut self, unix_ms: i64) {
         let tick = self.ticks_since_epoch(unix_ms);
+        self.resumed_tick = self.resumed_tick.max(tick);
         if tick >= self.last_tick {
             self.last_tick = tick;
             self.sequence = self.max_sequence;
@@ -253,13 +276,13 @@ impl<C: Clock> Generator<C> {
         let saved = (self.last_tick, self.sequence, self.stats);
         let len = out.len();
         out.reserve(count);
-        for _ in 0..count {
+        for issued in 0..count {
             let (tick, sequence) = self.successor(now);
             if let Err(e) = self.check(tick, now) {
                 (self.last_tick, self.sequence, self.stats) = saved;
                 self.stats.refused += 1;
                 out.truncate(len);
-                return Err(e);
+                return Err(self.whole_batch(e, count - issued));
             }
             out.push(self.commit(tick, sequence, now));
         }
@@ -339,11 +362,48 @@ impl<C: Clock> Generator<C> {
                 reserved_until_ms: self.tick_to_unix_ms(self.ceiling_tick),
                 ahead_ms,
             }
+        } else if now < self.resumed_tick && self.stats.clock_backwards == 0 {
+            GenerateError::StartFence {
+                above_ms: self.tick_to_unix_ms(self.resumed_tick),
+                ahead_ms,
+                max_ms: self.settings.max_drift_ms,
+            }
         } else {
             GenerateError::DriftExceeded {
                 ahead_ms,
                 max_ms: self.settings.max_drift_ms,
             }
+        }
+    }
+
+    /// A batch's refusal, said for the whole batch: how far ahead of the clock its last ID
+    /// would be, from the first refused one with `left` IDs to go (so that "retry in" waits long
+    /// enough for all of them).
+    #[cold]
+    fn whole_batch(&self, refusal: GenerateError, left: usize) -> GenerateError {
+        // Fewest IDs a tick gives: a random start may skip up to `random_span` of them.
+        let per_tick = if self.settings.random_start {
+            self.max_sequence + 1 - self.random_span
+        } else {
+            self.max_sequence + 1
+        };
+        // The first refused ID's tick may be partly spent: one tick more at most.
+        let more_ms = ((left as u64 - 1) / per_tick.max(1) + 1) * self.layout().tick_ms();
+        match refusal {
+            GenerateError::DriftExceeded { ahead_ms, max_ms } => GenerateError::DriftExceeded {
+                ahead_ms: ahead_ms + more_ms,
+                max_ms,
+            },
+            GenerateError::StartFence {
+                above_ms,
+                ahead_ms,
+                max_ms,
+            } => GenerateError::StartFence {
+                above_ms,
+                ahead_ms: ahead_ms + more_ms,
+                max_ms,
+            },
+            other => other,
         }
     }
 

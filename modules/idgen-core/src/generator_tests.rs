@@ -290,11 +290,45 @@ fn resuming_too_far_ahead_refuses_until_the_clock_arrives() {
     g.resume_after(NOW + 60_000);
     assert!(matches!(
         g.next_id(),
-        Err(GenerateError::DriftExceeded { .. })
+        Err(GenerateError::StartFence { above_ms, ahead_ms: 60_001, max_ms: 10 })
+            if above_ms == NOW + 60_000
     ));
     clock.advance(60_000);
     let id = g.next_id().unwrap();
     assert_eq!(g.decode(id).unix_ms, NOW + 60_001);
+}
+
+/// A start at the drift limit (the load time plus the limit, a module's start without its
+/// state file) leaves no room for a burst until the clock moves: the refusal names the start
+/// and when to retry, not a clock step; once the clock stepped back it names the step.
+#[test]
+fn a_burst_at_the_start_fence_is_refused_as_such() {
+    let (mut g, clock) = generator(Settings {
+        max_drift_ms: 1_000,
+        ..twitter()
+    });
+    g.resume_after(NOW + 1_000);
+    let mut ids = Vec::new();
+    let refused = g.next_ids(100_000, &mut ids).unwrap_err();
+    assert!(ids.is_empty(), "a refused batch issues nothing");
+    let text = refused.to_string();
+    assert!(
+        matches!(refused, GenerateError::StartFence { ahead_ms, max_ms: 1_000, .. } if ahead_ms > 1_000),
+        "{text}"
+    );
+    assert!(
+        text.contains("IDs start above") && text.contains("retry in"),
+        "{text}"
+    );
+    clock.advance(25);
+    g.next_ids(100_000, &mut ids).unwrap();
+    // A step back below where IDs resumed: a clock fault, said as one.
+    clock.set(NOW - 5_000);
+    let refused = g.next_ids(100_000, &mut ids).unwrap_err();
+    assert!(
+        matches!(refused, GenerateError::DriftExceeded { .. }),
+        "{refused}"
+    );
 }
 
 #[test]

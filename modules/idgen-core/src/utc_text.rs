@@ -1,20 +1,22 @@
 //! Unix milliseconds as ISO-8601 text in UTC, as jiff writes a timestamp with `{:.3}`
 //! ("2026-11-28T09:15:02.123Z"), made in a buffer on the stack: the decoders reply with it on
 //! every call, and jiff's formatter with its `String` cost more than the rest of the command.
+//! Past the year 9999 (a UUIDv7's or ULID's 48-bit time reaches 10889) the year is written
+//! as ISO 8601's expanded form, a sign and six digits, as JavaScript's `toISOString` does
+//! ("+010889-08-02T05:31:50.655Z").
 
 use jiff::Timestamp;
 
-/// The text's length for the years 0000 to 9999.
-const LEN: usize = 24;
+/// The text's longest length: an expanded year ("+YYYYYY-MM-DDTHH:MM:SS.mmmZ").
+const LEN: usize = 27;
 const MS_PER_DAY: i64 = 86_400_000;
 /// 0000-01-01 in days from 1970-01-01.
 const FIRST_DAY: i64 = -719_528;
-/// The last millisecond jiff takes, 9999-12-30T22:00:00.000Z (its range leaves room for any
-/// offset within the years -9999 to 9999).
-const LAST_MS: i64 = 253_402_207_200_000;
+/// The last millisecond of the year 999999, the last an expanded year of six digits holds.
+const LAST_MS: i64 = 31_494_784_780_799_999;
 
-/// Hands `f` the ISO-8601 text of `unix_ms` in UTC: jiff's `{:.3}`, or "" past the instants
-/// jiff reaches (the years -9999 to 9999).
+/// Hands `f` the ISO-8601 text of `unix_ms` in UTC: jiff's `{:.3}` for the years 0000 to 9999,
+/// the expanded form past them up to 999999; jiff's (or "") before 0000 and after 999999.
 pub fn with_utc_text<R>(unix_ms: i64, f: impl FnOnce(&str) -> R) -> R {
     let mut buf = [0u8; LEN];
     match utc_text(unix_ms, &mut buf) {
@@ -25,7 +27,8 @@ pub fn with_utc_text<R>(unix_ms: i64, f: impl FnOnce(&str) -> R) -> R {
     }
 }
 
-/// The text of `unix_ms` in `buf`, from 0000-01-01 to jiff's last instant; `None` outside.
+/// The text of `unix_ms` in `buf`, from 0000-01-01 to the end of the year 999999; `None`
+/// outside.
 fn utc_text(unix_ms: i64, buf: &mut [u8; LEN]) -> Option<&str> {
     if !(FIRST_DAY * MS_PER_DAY..=LAST_MS).contains(&unix_ms) {
         return None;
@@ -35,8 +38,16 @@ fn utc_text(unix_ms: i64, buf: &mut [u8; LEN]) -> Option<&str> {
         unix_ms.rem_euclid(MS_PER_DAY),
     );
     let (year, month, day) = civil(day);
+    let mut at = 0;
+    let year_width = if year > 9999 {
+        buf[0] = b'+';
+        at = 1;
+        6
+    } else {
+        4
+    };
     let fields: [(u64, usize); 7] = [
-        (year, 4),
+        (year, year_width),
         (month, 2),
         (day, 2),
         (ms as u64 / 3_600_000, 2),
@@ -44,7 +55,6 @@ fn utc_text(unix_ms: i64, buf: &mut [u8; LEN]) -> Option<&str> {
         (ms as u64 / 1000 % 60, 2),
         (ms as u64 % 1000, 3),
     ];
-    let mut at = 0;
     for (i, (value, width)) in fields.into_iter().enumerate() {
         let mut value = value;
         for slot in buf[at..at + width].iter_mut().rev() {
@@ -55,7 +65,7 @@ fn utc_text(unix_ms: i64, buf: &mut [u8; LEN]) -> Option<&str> {
         buf[at] = b"--T::.Z"[i];
         at += 1;
     }
-    std::str::from_utf8(&buf[..]).ok()
+    std::str::from_utf8(&buf[..at]).ok()
 }
 
 /// The year, month and day of `days` from 1970-01-01, for days from 0000-01-01 on: counted
@@ -88,8 +98,12 @@ mod tests {
             .unwrap_or_default()
     }
 
+    /// The last millisecond jiff writes, 9999-12-30T22:00:00.000Z (its range leaves room for
+    /// any offset within the years -9999 to 9999).
+    const JIFF_LAST_MS: i64 = 253_402_207_200_000;
+
     #[test]
-    fn gives_jiffs_text_from_the_year_0000_to_9999_and_past_them() {
+    fn gives_jiffs_text_from_the_year_0000_to_9999() {
         let mut buf = [0u8; LEN];
         let edges = [
             0,
@@ -97,14 +111,10 @@ mod tests {
             1,
             FIRST_DAY * MS_PER_DAY,
             FIRST_DAY * MS_PER_DAY - 1,
-            LAST_MS,
-            LAST_MS + 1,
-            253_402_300_799_999, // 9999-12-31T23:59:59.999Z, past jiff
-            951_782_400_000,     // 2000-02-29
-            4_107_456_000_000,   // 2100-03-01
-            (1 << 48) - 1,       // the last UUIDv7 millisecond, past 9999
+            JIFF_LAST_MS,
+            951_782_400_000,   // 2000-02-29
+            4_107_456_000_000, // 2100-03-01
             i64::MIN,
-            i64::MAX,
         ];
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         let random = (0..200_000).map(|_| {
@@ -114,9 +124,23 @@ mod tests {
             (x % (11_000 * 365 * MS_PER_DAY as u64)) as i64 - 1_000 * 365 * MS_PER_DAY
         });
         for ms in edges.into_iter().chain(random) {
+            let ms = ms.min(JIFF_LAST_MS);
             assert_eq!(with_utc_text(ms, str::to_string), jiff(ms), "{ms}");
-            let inside = (FIRST_DAY * MS_PER_DAY..=LAST_MS).contains(&ms);
+            let inside = ms >= FIRST_DAY * MS_PER_DAY;
             assert_eq!(utc_text(ms, &mut buf).is_some(), inside, "{ms}");
         }
+    }
+
+    #[test]
+    fn writes_the_years_past_9999_expanded_as_javascript_does() {
+        let text = |ms| with_utc_text(ms, str::to_string);
+        // The last UUIDv7 and ULID millisecond: `new Date(2 ** 48 - 1).toISOString()`.
+        assert_eq!(text((1 << 48) - 1), "+010889-08-02T05:31:50.655Z");
+        assert_eq!(text(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(text(253_402_300_800_000), "+010000-01-01T00:00:00.000Z");
+        assert_eq!(text(LAST_MS), "+999999-12-31T23:59:59.999Z");
+        // Past six digits: what jiff says (nothing).
+        assert_eq!(text(LAST_MS + 1), "");
+        assert_eq!(text(i64::MAX), "");
     }
 }

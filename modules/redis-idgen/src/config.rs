@@ -40,6 +40,8 @@ pub const DEFAULT_TTL_S: i64 = 2 * 86_400;
 pub const MIN_TTL_S: i64 = 3_600;
 /// Longest `idgen.dateseq-ttl`: ten years.
 pub const MAX_TTL_S: i64 = 10 * 365 * 86_400;
+/// Largest `idgen.workerid-ack-replicas`: more replicas than any deployment runs.
+pub const MAX_ACK_REPLICAS: i64 = 1_000;
 /// Largest worker or datacenter ID any layout may take.
 pub const MAX_NODE_ID: i64 = 1 << 22;
 /// Longest string value accepted: longer than any path, zone or layout spec needs.
@@ -98,6 +100,10 @@ pub struct Config {
     /// written before a grant or renewal is acknowledged, so a restart need not fence every
     /// namespace; empty turns it off. Resolved against Redis's `dir` at load.
     pub workerid_witness_file: Mutex<String>,
+    /// `idgen.workerid-ack-replicas`: how many replicas must hold a lease grant or renewal
+    /// before it is acknowledged; [`crate::replica_acks::AUTO`] (-1): one once this primary has
+    /// seen a replica. Setting it again forgets the replicas seen.
+    pub workerid_ack_replicas: AtomicI64,
     /// `idgen.accept-eviction`: serve DATESEQ and WORKERID even when `maxmemory-policy` can
     /// evict their keys (which repeats values).
     pub accept_eviction: AtomicBool,
@@ -128,6 +134,8 @@ pub enum Effect {
     SealKey,
     /// The cap on DATESEQ's witnesses.
     WitnessMax,
+    /// The replicas a lease write waits for: those seen are forgotten.
+    AckReplicas,
 }
 
 /// One `idgen.*` setting.
@@ -185,6 +193,7 @@ pub static SETTINGS: &[Setting] = &[
     text("dateseq-witness-file", false, DEFAULT_WITNESS_FILE, |c| &c.dateseq_witness_file, |_, _| Ok(()), Effect::None),
     int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::None),
     text("workerid-witness-file", false, DEFAULT_LEASE_WITNESS_FILE, |c| &c.workerid_witness_file, |_, _| Ok(()), Effect::None),
+    int("workerid-ack-replicas", true, crate::replica_acks::AUTO, crate::replica_acks::AUTO, MAX_ACK_REPLICAS, |c| &c.workerid_ack_replicas, Effect::AckReplicas),
     boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
     text("sqids-alphabet", true, DEFAULT_ALPHABET, |c| &c.sqids_alphabet, check_alphabet, Effect::Sqids),
     int("sqids-min-length", true, 0, 0, MAX_MIN_LENGTH as i64, |c| &c.sqids_min_length, Effect::Sqids),

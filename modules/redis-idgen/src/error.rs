@@ -82,6 +82,27 @@ pub enum CommandError {
          (a grant holds its worker ID until its TTL ends)"
     )]
     LeaseWitnessFile(String),
+    /// Too few replicas held a lease grant or renewal in time (`crate::replica_acks`).
+    #[error(
+        "NOREPLICAS {command} not acknowledged: {held} of {needed} replicas held it within \
+         {waited_ms} ms, and a primary cut off from its replicas must not extend leases that a \
+         promoted replica would not know; do not issue IDs under it (a lease stands as last \
+         acknowledged, a grant holds its worker ID until its TTL ends; \
+         idgen.workerid-ack-replicas)"
+    )]
+    NotReplicated {
+        command: &'static str,
+        needed: u32,
+        held: usize,
+        waited_ms: i64,
+    },
+    /// A lease write that must wait for replicas, where its client cannot wait.
+    #[error(
+        "ERR {0} cannot wait for a replica inside MULTI or a script, and this primary \
+         acknowledges leases only once a replica holds them (idgen.workerid-ack-replicas): \
+         send it on its own"
+    )]
+    CannotWaitForReplicas(&'static str),
     /// A DATESEQ counter this node does not hold, while its Cluster slot moves (`slot_move.rs`):
     /// Cluster clients retry TRYAGAIN.
     #[error("TRYAGAIN {0}")]

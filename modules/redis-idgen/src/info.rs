@@ -72,12 +72,20 @@ fn state(f: &mut Fields, s: &State) {
     let state_file_error = s.snowflakes().reservation().and_then(|r| r.failure());
     let resumed = s.snowflakes().resumed();
     let (known, witnessed, fenced) = s.leases().counts();
+    let ack_setting = s.config().int(|c| &c.workerid_ack_replicas);
     f.field("dateseq_timezone", s.dateseq().calendar().name())
         .field("dateseq_promotions", s.dateseq().term())
         .field("workerid_fence_ms", s.leases().fence_ms())
         .field("workerid_namespaces_known", known)
         .field("workerid_leases_witnessed", witnessed)
         .field("workerid_namespaces_fenced", fenced)
+        .field(
+            "workerid_ack_replicas",
+            u64::from(s.acks().required(ack_setting)),
+        )
+        .field("workerid_ack_waits", s.acks().waits)
+        .field("workerid_ack_refusals", s.acks().refusals)
+        .field("workerid_acks_waiting", s.acks().waiting() as u64)
         .field("reserved_until_ms", reserved_until)
         .field("state_file_found", resumed.state_file)
         .field("resumed_above_ms", resumed.above_ms)

@@ -55,6 +55,7 @@ mod info;
 mod leases;
 mod load;
 mod registration;
+mod replica_acks;
 mod server_version;
 mod snowflake;
 mod state;
@@ -74,6 +75,7 @@ use redis_module_macros::{
 use crate::config::Effect;
 use crate::deferred::Event;
 use crate::error::{CommandError, LoadError};
+use crate::ffi::ctx::Ctx;
 use crate::ffi::keyspace::Kinds;
 use crate::ffi::module::Command;
 use crate::state::{Module, State};
@@ -127,12 +129,61 @@ const COMMANDS: &[Command] = &[
     Command { name: "IDGEN.SEAL", handler: command!(cmd::seal::seal), flags: "fast", keys: (0, 0, 0), arity: 2 },
     Command { name: "IDGEN.UNSEAL", handler: command!(cmd::seal::unseal), flags: "fast", keys: (0, 0, 0), arity: 2 },
     Command { name: "UUID7.UNSEAL", handler: command!(cmd::seal::uuid7_unseal), flags: "fast", keys: (0, 0, 0), arity: 2 },
-    Command { name: "WORKERID.ACQUIRE", handler: command!(cmd::workerid::acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },
-    Command { name: "WORKERID.RENEW", handler: command!(cmd::workerid::renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
+    Command { name: "WORKERID.ACQUIRE", handler: command!(lease_acquire), flags: "write deny-oom", keys: (1, 1, 1), arity: -4 },
+    Command { name: "WORKERID.RENEW", handler: command!(lease_renew), flags: "write deny-oom", keys: (1, 1, 1), arity: -6 },
     Command { name: "WORKERID.RELEASE", handler: command!(cmd::workerid::release), flags: "write", keys: (1, 1, 1), arity: -4 },
     Command { name: "WORKERID.LIST", handler: command!(cmd::workerid::list), flags: "readonly", keys: (1, 1, 1), arity: 2 },
     Command { name: "IDGEN.CLAIM", handler: command!(identity::claim), flags: "write", keys: (0, 0, 0), arity: 3 },
 ];
+
+/// WORKERID.ACQUIRE, then a timer polling the replicas if its write waits for them.
+fn lease_acquire(ctx: &Ctx, args: args::Args, s: &mut State) -> Result<(), CommandError> {
+    let done = cmd::workerid::acquire(ctx, args, s);
+    poll_if_waiting(ctx, s);
+    done
+}
+
+/// WORKERID.RENEW, then a timer polling the replicas if its write waits for them.
+fn lease_renew(ctx: &Ctx, args: args::Args, s: &mut State) -> Result<(), CommandError> {
+    let done = cmd::workerid::renew(ctx, args, s);
+    poll_if_waiting(ctx, s);
+    done
+}
+
+fn poll_if_waiting(ctx: &Ctx, s: &mut State) {
+    if s.acks_mut().start_polling() {
+        poll_replicas(&ctx.safe());
+    }
+}
+
+/// Polls the replicas' offsets on the next turn of the event loop (after the writes waited for
+/// reached the replication stream), settling what they hold or what waited too long; again
+/// every millisecond while writes wait (`replica_acks.rs`).
+fn poll_replicas(ctx: &Context) {
+    ctx.create_timer(
+        Duration::from_millis(1),
+        |ctx, ()| {
+            // A timer never runs inside a command: the state is free.
+            let Some(mut state) = MODULE.get().and_then(Module::enter) else {
+                return poll_replicas(ctx);
+            };
+            let replication = ffi::replicas::replication(ctx);
+            let demoted = state.replica();
+            let now = SystemClock.now_ms();
+            let settled = state.acks_mut().poll(&replication, now, demoted);
+            if state.acks_mut().ask() {
+                ffi::replicas::ask_for_acks(ctx);
+            }
+            for (waiting, held) in settled {
+                cmd::lease_reply::settle(waiting, held, state.leases().witness());
+            }
+            if state.acks_mut().poll_again() {
+                poll_replicas(ctx);
+            }
+        },
+        (),
+    );
+}
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     match start(ctx, args) {

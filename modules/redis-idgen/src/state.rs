@@ -19,6 +19,7 @@ use try_lock::{Locked, TryLock};
 use crate::callers::Callers;
 use crate::cluster::claims::Claim;
 use crate::cluster::Watch;
+use crate::cmd::lease_reply::Unacknowledged;
 use crate::config::{Config, Effect};
 use crate::dateseq::ledger::Ledger;
 use crate::dateseq::witness_file::WitnessFile;
@@ -31,6 +32,7 @@ use crate::ids128::Ids128;
 use crate::leases::memory::Memory;
 use crate::leases::witness_file::LeaseWitness;
 use crate::leases::witness_line::Witnessed;
+use crate::replica_acks::ReplicaAcks;
 use crate::snowflake::issuer::Snowflakes;
 use crate::snowflake::reservation::Reservation;
 use crate::snowflake::resumed::Resumed;
@@ -103,6 +105,8 @@ pub struct State {
     dateseq: Counters,
     /// What this node remembers of its lease namespaces.
     leases: Memory,
+    /// Lease grants and renewals waiting for replicas to hold them, before their reply.
+    acks: ReplicaAcks<Unacknowledged>,
     /// UUID7.NEXT's and ULID.NEXT's generators.
     ids128: Ids128,
     /// Sqids of the configured alphabet and minimum length (shared with replies that wait).
@@ -155,6 +159,7 @@ impl State {
             snowflakes: Snowflakes::new(parts.ids, parts.reservation, parts.resumed),
             dateseq: Counters::new(calendar, witness_max(config), parts.witness_file),
             leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
+            acks: ReplicaAcks::default(),
             callers: Callers::default(),
             replica: parts.replica,
             cluster: parts.cluster,
@@ -184,6 +189,7 @@ impl State {
             Effect::TimeZone => self.dateseq.set_calendar(config.calendar()?),
             Effect::Sqids => self.sqids = Arc::new(config.sqid_codec()?),
             Effect::WitnessMax => self.dateseq.set_witness_max(witness_max(config)),
+            Effect::AckReplicas => self.acks.forget(),
             Effect::SealKey => {
                 // The file was checked by CONFIG SET and is read again here: should it have
                 // changed in between, refuse sealing rather than go on with the old key.
@@ -215,6 +221,8 @@ impl State {
             self.leases.role_changed(None);
             return;
         }
+        // Only replicas seen from now on count: the old primary's are not this node's.
+        self.acks.forget();
         let fence_ms = lease_fence_from_now(self.config);
         if let Some(file) = self.leases.role_changed(Some(fence_ms)) {
             // The promotion's lease fence on disk before any command runs as primary: a
@@ -291,6 +299,16 @@ impl State {
     /// What this node remembers of its lease namespaces, to change through its methods.
     pub fn leases_mut(&mut self) -> &mut Memory {
         &mut self.leases
+    }
+
+    /// Lease writes waiting for replicas.
+    pub fn acks(&self) -> &ReplicaAcks<Unacknowledged> {
+        &self.acks
+    }
+
+    /// Lease writes waiting for replicas, to add to or settle.
+    pub fn acks_mut(&mut self) -> &mut ReplicaAcks<Unacknowledged> {
+        &mut self.acks
     }
 
     /// UUID7.NEXT's and ULID.NEXT's generators, to read.

@@ -138,10 +138,15 @@ pub fn decode(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErr
     };
     s.sqids()
         .decode_with(raw, |numbers| {
-            // Encode takes only what fits a RESP integer, so a Sqid of a larger number is not
-            // ours.
-            if numbers.iter().any(|&n| n > i64::MAX as u64) {
-                return Err(not_ours());
+            // Encode takes only what fits a RESP integer: a Sqid of a larger number is one
+            // this alphabet makes, but of no ID.
+            if let Some(&n) = numbers.iter().find(|&&n| n > i64::MAX as u64) {
+                return Err(CommandError::OutOfRange(format!(
+                    "{} is the Sqid of {n}, above the largest ID {} (IDGEN.ENCODE makes none \
+                     above it)",
+                    crate::error::shown(raw),
+                    i64::MAX
+                )));
             }
             ctx.reply_ids(numbers, false)
         })

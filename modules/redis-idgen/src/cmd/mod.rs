@@ -3,6 +3,7 @@
 
 pub mod dateseq;
 pub mod form;
+pub mod lease_reply;
 pub mod seal;
 pub mod snowflake;
 pub mod time128;

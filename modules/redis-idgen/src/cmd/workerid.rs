@@ -10,21 +10,25 @@
 //! the horizon. A live lease's record that differs from what this process last wrote was
 //! changed by hand, and the namespace is refused (`crate::leases::grants`).
 //!
-//! With `idgen.workerid-witness-file`, ACQUIRE and RENEW reply only once the namespace's version
-//! and token are on disk (`lease_witness.rs`): a restart then knows which namespaces hold
-//! everything their holders were told, and fences only the others.
+//! ACQUIRE and RENEW reply only once what they wrote is kept (`lease_reply.rs`): on a primary
+//! with replicas, once a replica holds it (`crate::replica_acks`: a failover keeps it), then,
+//! with `idgen.workerid-witness-file`, once the namespace's version and token are on disk
+//! (`crate::leases::witness_file`: a restart knows which namespaces hold everything their
+//! holders were told, and fences only the others).
 
 use crate::leases::memory::Admitted;
-use crate::leases::pool::{Grant, Lease, LeaseError, Pool, Terms};
+use crate::leases::pool::{LeaseError, Pool, Terms};
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
 use crate::args::Args;
+use crate::cmd::lease_reply::{replica_wait_ms, when_witnessed, Ack, Unacknowledged};
 use crate::error::CommandError;
 use crate::eviction::Keys;
-use crate::ffi::blocked::{Answer, Blocked};
+use crate::ffi::blocked::may_block;
 use crate::ffi::ctx::Ctx;
-use crate::ffi::log;
+use crate::ffi::{log, replicas};
+use crate::replica_acks::AUTO;
 use crate::state::State;
 
 /// Pool size when ACQUIRE names none: Twitter's 10 node bits.
@@ -50,10 +54,11 @@ pub fn acquire(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandEr
     let ttl = ttl.ok_or_else(|| missing("TTL"))?;
     let max = u32::try_from(max).map_err(|_| LeaseError::BadMax(max))?;
     let primary = primary(ctx, s)?;
+    let needed = replicas_needed(ctx, &primary, "WORKERID.ACQUIRE", s)?;
     let (mut pool, terms, now) = open(&primary, ns, true, s)?;
     let grant = pool.acquire(max, now, ttl, &terms)?;
     write(&primary, ns, &pool, grant.worker_id, s)?;
-    acknowledge(ctx, Ack::Grant(grant), s)
+    acknowledge(ctx, Ack::Grant(grant), needed, ttl, s)
 }
 
 /// `WORKERID.RENEW ns worker_id token TTL ms [UNTIL unix_ms]`: `[expires_at_ms, until_ms]`.
@@ -76,74 +81,70 @@ pub fn renew(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErro
     })?;
     let ttl = ttl.ok_or_else(|| missing("TTL"))?;
     let primary = primary(ctx, s)?;
+    let needed = replicas_needed(ctx, &primary, "WORKERID.RENEW", s)?;
     let (mut pool, terms, now) = open(&primary, ns, true, s)?;
     let lease = pool.renew(worker_id, token, now, ttl, until, &terms)?;
     write(&primary, ns, &pool, worker_id as u32, s)?;
-    acknowledge(ctx, Ack::Renewal(lease), s)
+    acknowledge(ctx, Ack::Renewal(lease), needed, ttl, s)
 }
 
-/// What ACQUIRE and RENEW acknowledge: the holder may issue IDs under it once told.
-enum Ack {
-    Grant(Grant),
-    Renewal(Lease),
-}
-
-impl Ack {
-    fn reply(&self, ctx: &Ctx) -> Result<(), CommandError> {
-        match self {
-            Ack::Grant(grant) => {
-                ctx.reply_array(4)?;
-                ctx.reply_i64(grant.worker_id as i64)?;
-                ctx.reply_i64(grant.lease.token as i64)?;
-                ctx.reply_i64(grant.lease.expires_ms)?;
-                ctx.reply_i64(grant.start_above_ms)
-            }
-            Ack::Renewal(lease) => {
-                ctx.reply_array(2)?;
-                ctx.reply_i64(lease.expires_ms)?;
-                ctx.reply_i64(lease.until_ms)
-            }
-        }
+/// How many replicas must hold this command's write before it is acknowledged; refused before
+/// anything is written where its client cannot wait for them (inside MULTI or a script).
+fn replicas_needed(
+    ctx: &Ctx,
+    primary: &Context,
+    command: &'static str,
+    s: &mut State,
+) -> Result<u32, CommandError> {
+    let online = replicas::replication(primary).online();
+    let setting = s.config().int(|c| &c.workerid_ack_replicas);
+    let needed = s.acks_mut().needed(setting, online);
+    if needed > 0 && !may_block(ctx) {
+        return Err(CommandError::CannotWaitForReplicas(command));
     }
+    Ok(needed)
 }
 
-/// Replies once the witness file holds the namespace as this command left it: with the client
-/// blocked meanwhile, or (inside MULTI or a script, where no client can be blocked) after
-/// waiting here. A holder never learns of a grant or renewal a restart could forget.
-fn acknowledge(ctx: &Ctx, ack: Ack, s: &State) -> Result<(), CommandError> {
-    let Some(file) = s.leases().witness() else {
-        return ack.reply(ctx);
-    };
-    match Blocked::<Acked>::block(ctx) {
-        Some(client) => {
-            file.wait(Box::new(move |written| {
-                client.finish(Acked { ack, written })
-            }));
-            Ok(())
-        }
-        None => {
-            file.wait_here().map_err(CommandError::LeaseWitnessFile)?;
-            ack.reply(ctx)
-        }
-    }
-}
-
-/// An acknowledgement that waited for the witness file, and whether the file was written.
-struct Acked {
+/// Replies once the write is kept: held by `needed` replicas (the client blocked meanwhile,
+/// settled by [`settle`]), then in the witness file. A holder never learns of a grant or
+/// renewal that a failover or a restart could forget.
+fn acknowledge(
+    ctx: &Ctx,
     ack: Ack,
-    written: Result<(), String>,
+    needed: u32,
+    ttl_ms: i64,
+    s: &mut State,
+) -> Result<(), CommandError> {
+    if needed == 0 {
+        tell_unreplicated(&ack, s);
+        return when_witnessed(ctx, ack, s.leases().witness());
+    }
+    let waiting = Unacknowledged::block(ctx, ack)?;
+    let now = SystemClock.now_ms();
+    let deadline = now + replica_wait_ms(ttl_ms);
+    s.acks_mut().wait(waiting, needed, now, deadline);
+    Ok(())
 }
 
-impl Answer for Acked {
-    fn answer(self, ctx: &Ctx) {
-        let sent = match self.written {
-            Ok(()) => self.ack.reply(ctx),
-            Err(why) => Err(CommandError::LeaseWitnessFile(why)),
-        };
-        if let Err(e) = sent {
-            ctx.reply_error(&e);
-        }
+/// Says once (after a load, a promotion or the setting's change) that grants are acknowledged
+/// with no replica holding them: a failover or a lost disk takes them back.
+fn tell_unreplicated(ack: &Ack, s: &mut State) {
+    if !matches!(ack, Ack::Grant(_)) || !s.acks_mut().first_unreplicated() {
+        return;
     }
+    let why = if s.config().int(|c| &c.workerid_ack_replicas) == AUTO {
+        "this primary has had no replica"
+    } else {
+        "idgen.workerid-ack-replicas is 0"
+    };
+    log(
+        "notice",
+        &format!(
+            "idgen: lease grants are acknowledged before any replica holds them ({why}): a \
+             failover to a replica could grant their worker IDs again (docs/leases.md, \
+             \"Coordinator failover\")"
+        ),
+    );
 }
 
 /// `WORKERID.RELEASE ns worker_id token [UNTIL unix_ms]`: OK, and the worker ID is free at

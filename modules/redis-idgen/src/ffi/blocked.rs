@@ -34,11 +34,7 @@ impl<A: Answer> Blocked<A> {
     /// Blocks the client of the command `ctx` is running; `None` when it may not be blocked
     /// (inside MULTI, a script, or a client that forbids it) or this Redis lacks the calls.
     pub fn block(ctx: &Ctx) -> Option<Blocked<A>> {
-        let flags = ctx.safe().get_flags();
-        let unblockable = redis_module::ContextFlags::MULTI
-            | redis_module::ContextFlags::LUA
-            | redis_module::ContextFlags::DENY_BLOCKING;
-        if flags.intersects(unblockable) {
+        if !may_block(ctx) {
             return None;
         }
         let (block, _, _) = (
@@ -65,6 +61,15 @@ impl<A: Answer> Blocked<A> {
         // it); Redis owns `data` from here and frees it through `free::<A>`.
         unsafe { unblock(self.client, data.cast()) };
     }
+}
+
+/// Whether the client of the command `ctx` is running may be blocked: not inside MULTI, a
+/// script, or a client that forbids it.
+pub fn may_block(ctx: &Ctx) -> bool {
+    let unblockable = redis_module::ContextFlags::MULTI
+        | redis_module::ContextFlags::LUA
+        | redis_module::ContextFlags::DENY_BLOCKING;
+    !ctx.safe().get_flags().intersects(unblockable)
 }
 
 /// Redis's reply callback: takes the answer out of the private data and replies with it.

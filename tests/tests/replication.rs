@@ -121,3 +121,28 @@ fn a_command_re_entered_from_inside_another_is_refused_and_the_outer_call_comple
     );
     let _: u64 = cmd(&["SNOWFLAKE.NEXT"]).query(&mut n).unwrap();
 }
+
+/// A primary with a replica and no `min-replicas-to-write` says so: INFO and a warning in its
+/// log (a split brain would hand out DATESEQ values past what the failover gap covers);
+/// setting it makes the primary bounded.
+#[test]
+fn a_primary_with_replicas_and_no_min_replicas_says_so() {
+    let primary = Server::start(&["worker-id", "1"]);
+    let replica = Server::start(&["worker-id", "2"]);
+    let guard = |server: &Server| server.info_field("replication_guard");
+    let said = || primary.log().contains("min-replicas-to-write 0: cut off");
+    // No reading before the first replica (and no warning).
+    assert_eq!(guard(&primary), "unknown");
+    replica.replicate(&primary);
+    assert!(
+        idgen_tests::wait_for(std::time::Duration::from_secs(5), || guard(&primary)
+            == "unbounded"),
+        "{}",
+        guard(&primary)
+    );
+    assert!(said(), "no warning in the log");
+    let _: () = cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"])
+        .query(&mut primary.connection())
+        .unwrap();
+    assert_eq!(guard(&primary), "bounded");
+}

@@ -23,6 +23,9 @@ pub enum Event {
     Setting(Effect),
     /// `maxmemory-policy` changed to `policy`; `accepted` is `idgen.accept-eviction`.
     Policy { policy: String, accepted: bool },
+    /// `min-replicas-to-write` read (a replica came, or the setting changed), and whether a
+    /// replica is online.
+    Replication { min_replicas: i64, replicas: bool },
 }
 
 impl fmt::Display for Event {
@@ -32,6 +35,9 @@ impl fmt::Display for Event {
             Event::Role { replica: false } => f.write_str("the change to primary"),
             Event::Setting(effect) => write!(f, "a setting's change ({effect:?})"),
             Event::Policy { policy, .. } => write!(f, "maxmemory-policy {policy}"),
+            Event::Replication { min_replicas, .. } => {
+                write!(f, "min-replicas-to-write {min_replicas}")
+            }
         }
     }
 }

@@ -92,7 +92,8 @@ fn state(f: &mut Fields, s: &State) {
         .field("resumed_from", resumed.witness())
         .field("maxmemory_policy", s.eviction().policy())
         .field("eviction_can_evict", s.eviction().at_risk())
-        .field("eviction_refusals", s.eviction().refusals());
+        .field("eviction_refusals", s.eviction().refusals())
+        .field("replication_guard", s.guard().word());
     f.field("arrivals_witnessed", u64::from(s.arrivals_witnessed()));
     let primary_conflict = s.primary_conflict();
     match s.cluster() {

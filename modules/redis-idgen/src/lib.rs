@@ -56,6 +56,7 @@ mod leases;
 mod load;
 mod registration;
 mod replica_acks;
+mod replication_guard;
 mod server_version;
 mod snowflake;
 mod state;
@@ -288,6 +289,8 @@ extern "C" fn replica_changed(
                 let me = state.claim();
                 ffi::replicas::send_claim(ctx, me.datacenter, me.worker);
             }
+            drop(state);
+            read_replication_guard(ctx);
         },
         (),
     );
@@ -347,9 +350,26 @@ fn hear_replication(ctx: &Context) {
     });
 }
 
+/// Reads `min-replicas-to-write` and whether a replica is online, for the state to judge
+/// (`replication_guard.rs`); asked before the state is locked.
+fn read_replication_guard(ctx: &Context) {
+    let min_replicas = ffi::replicas::min_replicas_to_write(ctx);
+    let replicas = ffi::replicas::replication(ctx).online() > 0;
+    raise(Event::Replication {
+        min_replicas,
+        replicas,
+    });
+}
+
 #[config_changed_event_handler]
 fn config_changed(ctx: &Context, names: &[&str]) {
     let Some(module) = MODULE.get() else { return };
+    if names
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case("min-replicas-to-write"))
+    {
+        read_replication_guard(ctx);
+    }
     if !names
         .iter()
         .any(|n| n.eq_ignore_ascii_case("maxmemory-policy"))

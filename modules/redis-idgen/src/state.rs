@@ -33,6 +33,7 @@ use crate::leases::memory::Memory;
 use crate::leases::witness_file::LeaseWitness;
 use crate::leases::witness_line::Witnessed;
 use crate::replica_acks::ReplicaAcks;
+use crate::replication_guard::Guard;
 use crate::snowflake::issuer::Snowflakes;
 use crate::snowflake::reservation::Reservation;
 use crate::snowflake::resumed::Resumed;
@@ -124,6 +125,8 @@ pub struct State {
     primary_conflict: Option<String>,
     /// Whether `maxmemory-policy` can evict the module's keys.
     eviction: Eviction,
+    /// Whether this primary's replicas bound what a split brain hands out.
+    guard: Guard,
     /// Whether state moved here by MIGRATE, RESTORE or COPY is witnessed as it arrives
     /// (`arrival.rs`; not where hearing it would disturb other clients).
     arrivals_witnessed: bool,
@@ -165,6 +168,7 @@ impl State {
             cluster: parts.cluster,
             primary_conflict: None,
             eviction: parts.eviction,
+            guard: Guard::default(),
             arrivals_witnessed: false,
         })
     }
@@ -209,6 +213,10 @@ impl State {
             }
             Event::Setting(effect) => self.apply(effect).err().map(|why| format!("idgen: {why}")),
             Event::Policy { policy, accepted } => self.eviction.follow(policy, accepted),
+            Event::Replication {
+                min_replicas,
+                replicas,
+            } => self.guard.follow(min_replicas, replicas),
         }
     }
 
@@ -299,6 +307,11 @@ impl State {
     /// What this node remembers of its lease namespaces, to change through its methods.
     pub fn leases_mut(&mut self) -> &mut Memory {
         &mut self.leases
+    }
+
+    /// Whether this primary's replicas bound what a split brain hands out.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
     }
 
     /// Lease writes waiting for replicas.

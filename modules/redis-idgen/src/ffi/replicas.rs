@@ -50,6 +50,17 @@ pub fn replication(ctx: &Context) -> Replication {
     }
 }
 
+/// `min-replicas-to-write` (0 when it cannot be read).
+pub fn min_replicas_to_write(ctx: &Context) -> i64 {
+    match ctx.call("CONFIG", &["GET", "min-replicas-to-write"]) {
+        Ok(RedisValue::Array(pair)) => match pair.get(1) {
+            Some(RedisValue::BulkString(n) | RedisValue::SimpleString(n)) => n.parse().unwrap_or(0),
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
 /// `RedisModule_Replicate`, where this node may add to the replication stream from a timer:
 /// not while clients are paused (CLIENT PAUSE, a manual failover), where Redis asserts that
 /// nothing is propagated.

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use idgen_core::dateseq::Calendar;
 use idgen_core::sqid::{DEFAULT_ALPHABET, MAX_MIN_LENGTH};
-use idgen_core::{Layout, Sealer, Settings, SqidCodec, TWITTER_EPOCH_MS};
+use idgen_core::{Clock, Layout, Sealer, Settings, SqidCodec, SystemClock, TWITTER_EPOCH_MS};
 
 use crate::error::shown;
 
@@ -112,6 +112,9 @@ pub struct Config {
     pub sqids_alphabet: Mutex<String>,
     /// `idgen.sqids-min-length`: Sqids are padded to at least this many characters.
     pub sqids_min_length: AtomicI64,
+    /// Whether the module has loaded: a value set from then on changes a running server, and
+    /// is checked against the state it governs too (`idgen.dateseq-timezone`).
+    pub running: AtomicBool,
     /// `idgen.seal-key-file`: a file whose first line is the sealing key, 64 hex digits
     /// (IDGEN.SEAL, SEALED); empty: no sealing. CONFIG GET shows the path, never the key.
     pub seal_key_file: Mutex<String>,
@@ -136,6 +139,8 @@ pub enum Effect {
     WitnessMax,
     /// The replicas a lease write waits for: those seen are forgotten.
     AckReplicas,
+    /// The lease horizon: a lower one waits for holders told under the old one.
+    Horizon,
 }
 
 /// One `idgen.*` setting.
@@ -191,7 +196,7 @@ pub static SETTINGS: &[Setting] = &[
     int("dateseq-failover-gap", true, DEFAULT_FAILOVER_GAP, 0, MAX_DATESEQ_COUNT, |c| &c.dateseq_failover_gap, Effect::None),
     int("dateseq-witness-max", true, DEFAULT_WITNESS_MAX, 1, MAX_WITNESS_MAX, |c| &c.dateseq_witness_max, Effect::WitnessMax),
     text("dateseq-witness-file", false, DEFAULT_WITNESS_FILE, |c| &c.dateseq_witness_file, |_, _| Ok(()), Effect::None),
-    int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::None),
+    int("workerid-horizon-ms", true, idgen_core::lease::DEFAULT_HORIZON_MS, idgen_core::lease::HORIZON_RANGE_MS.0, idgen_core::lease::HORIZON_RANGE_MS.1, |c| &c.workerid_horizon_ms, Effect::Horizon),
     text("workerid-witness-file", false, DEFAULT_LEASE_WITNESS_FILE, |c| &c.workerid_witness_file, |_, _| Ok(()), Effect::None),
     int("workerid-ack-replicas", true, crate::replica_acks::AUTO, crate::replica_acks::AUTO, MAX_ACK_REPLICAS, |c| &c.workerid_ack_replicas, Effect::AckReplicas),
     boolean("accept-eviction", true, |c| &c.accept_eviction, Effect::None),
@@ -474,8 +479,31 @@ fn check_layout(_: &Config, spec: &str) -> Result<(), String> {
     Layout::parse(spec).map(|_| ()).map_err(|e| e.to_string())
 }
 
-fn check_zone(_: &Config, zone: &str) -> Result<(), String> {
-    Calendar::new(zone).map(|_| ()).map_err(|e| e.to_string())
+/// A zone that resolves; on a running server, one that does not take today's date back: the
+/// day it would go back to may have ended here, its counters expired, and its values repeat.
+fn check_zone(config: &Config, zone: &str) -> Result<(), String> {
+    let new = Calendar::new(zone).map_err(|e| e.to_string())?;
+    if !config.running.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let old = config.calendar()?;
+    let now = SystemClock.now_ms();
+    let (today, would) = (old.day_of(now), new.day_of(now));
+    if would.date >= today.date {
+        return Ok(());
+    }
+    let from = jiff::Timestamp::from_millisecond(old.same_wall_time(today.start_ms, &new))
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    Err(format!(
+        "would take DATESEQ dates back from {} (in {}) to {}, a day that has ended here: its \
+         counters may have expired, and their values would repeat; set it from {from}, when {} \
+         begins in {zone}",
+        today.date,
+        old.name(),
+        would.date,
+        today.date
+    ))
 }
 
 fn check_alphabet(config: &Config, alphabet: &str) -> Result<(), String> {

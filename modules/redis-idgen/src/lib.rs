@@ -229,6 +229,12 @@ fn start(ctx: &Context, args: &[RedisString]) -> Result<(), LoadError> {
     if replica {
         hear_replication(ctx);
     }
+    if let Some(module) = MODULE.get() {
+        module
+            .config
+            .running
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     ffi::log("notice", &summary);
     Ok(())
 }

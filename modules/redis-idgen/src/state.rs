@@ -161,7 +161,11 @@ impl State {
             sealer: config.sealer().map_err(LoadError::Setting)?,
             snowflakes: Snowflakes::new(parts.ids, parts.reservation, parts.resumed),
             dateseq: Counters::new(calendar, witness_max(config), parts.witness_file),
-            leases: Memory::new(parts.lease_witness, lease_fence_from_now(config)),
+            leases: Memory::new(
+                parts.lease_witness,
+                lease_fence_from_now(config),
+                config.int(|c| &c.workerid_horizon_ms),
+            ),
             acks: ReplicaAcks::default(),
             callers: Callers::default(),
             replica: parts.replica,
@@ -194,6 +198,10 @@ impl State {
             Effect::Sqids => self.sqids = Arc::new(config.sqid_codec()?),
             Effect::WitnessMax => self.dateseq.set_witness_max(witness_max(config)),
             Effect::AckReplicas => self.acks.forget(),
+            Effect::Horizon => {
+                let horizon = config.int(|c| &c.workerid_horizon_ms);
+                self.leases.horizon_changed(horizon, SystemClock.now_ms());
+            }
             Effect::SealKey => {
                 // The file was checked by CONFIG SET and is read again here: should it have
                 // changed in between, refuse sealing rather than go on with the old key.
@@ -231,7 +239,9 @@ impl State {
         }
         // Only replicas seen from now on count: the old primary's are not this node's.
         self.acks.forget();
-        let fence_ms = lease_fence_from_now(self.config);
+        let now = SystemClock.now_ms();
+        let horizon = self.config.int(|c| &c.workerid_horizon_ms);
+        let fence_ms = now.saturating_add(self.leases.fence_horizon_ms(horizon, now));
         if let Some(file) = self.leases.role_changed(Some(fence_ms)) {
             // The promotion's lease fence on disk before any command runs as primary: a
             // restart within the horizon must keep it, though nothing was granted yet. The one

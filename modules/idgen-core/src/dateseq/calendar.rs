@@ -109,6 +109,15 @@ impl Calendar {
         &self.name
     }
 
+    /// The instant at which `other` shows the wall time this calendar shows at `unix_ms` (a
+    /// period's end read in another zone); `unix_ms` itself where `other` has no such time.
+    pub fn same_wall_time(&self, unix_ms: i64, other: &Calendar) -> i64 {
+        let wall =
+            Timestamp::from_millisecond(unix_ms).map(|t| t.to_zoned(self.zone.clone()).datetime());
+        wall.and_then(|w| w.to_zoned(other.zone.clone()))
+            .map_or(unix_ms, |z| z.timestamp().as_millisecond())
+    }
+
     /// The day `unix_ms` falls on. Times outside years 1000..=9999 are clamped into them so the
     /// date always has 8 digits.
     pub fn day_of(&self, unix_ms: i64) -> Day {
@@ -243,6 +252,21 @@ mod tests {
 
     // 2026-11-22T15:59:59.999Z and one ms later.
     const BEFORE_SHANGHAI_MIDNIGHT: i64 = 1_795_363_199_999;
+
+    #[test]
+    fn a_periods_end_read_in_another_zone_is_the_same_wall_time_there() {
+        let (tokyo, baker) = (
+            Calendar::new("+09:00").unwrap(),
+            Calendar::new("-12:00").unwrap(),
+        );
+        let day = tokyo.day_of(BEFORE_SHANGHAI_MIDNIGHT);
+        // 2026-11-23T00:00 is 15:00Z in +09:00 and 12:00Z the next day in -12:00.
+        assert_eq!(day.date, 20261123);
+        let there = tokyo.same_wall_time(day.end_ms, &baker);
+        assert_eq!(there - day.end_ms, 21 * 3_600_000);
+        assert_eq!(baker.day_of(there).date, 20261124);
+        assert_eq!(baker.day_of(there - 1).date, 20261123);
+    }
 
     #[test]
     fn offsets_name_each_change_of_the_clock_and_nothing_else() {

@@ -232,8 +232,10 @@ fn open(
 ) -> Result<(Pool, Terms, i64), CommandError> {
     let mut pool = read(ctx, ns)?;
     let now = SystemClock.now_ms();
+    let horizon_ms = s.config().int(|c| &c.workerid_horizon_ms);
     let terms = Terms {
-        horizon_ms: s.config().int(|c| &c.workerid_horizon_ms),
+        horizon_ms,
+        fence_horizon_ms: s.leases().fence_horizon_ms(horizon_ms, now),
         fence_ms: s.leases().fence_ms(),
     };
     match s.leases_mut().admit(ns, &mut pool, writable, now, &terms)? {

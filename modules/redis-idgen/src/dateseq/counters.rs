@@ -288,6 +288,11 @@ impl Counters {
 
     /// `idgen.dateseq-timezone` changed.
     pub fn set_calendar(&mut self, calendar: Calendar) {
+        // A period under way ends at the same wall time in the new zone: its witness lives to
+        // then (a counter key made under the old zone is given that life at its next write).
+        let old = self.days.calendar();
+        self.witnesses
+            .move_ends(|end| old.same_wall_time(end, &calendar));
         self.days = DayCache::new(calendar);
     }
 

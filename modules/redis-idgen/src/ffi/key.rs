@@ -9,6 +9,7 @@
 use std::os::raw::c_longlong;
 
 use idgen_core::dateseq::{counter_key, parse_counter};
+use idgen_core::{Clock, SystemClock};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::{raw, AclPermissions, KeyType, RedisString};
 
@@ -140,6 +141,11 @@ pub fn advance<T>(
                 return Err(CommandError::BadCounter);
             }
             counter.propagate_add(step.by)?;
+            // A key given a shorter life (made under another time zone, or an expiry set by
+            // hand) lives at least to the end of its period in the zone now in force.
+            if counter.expires_before(step.expire_at_ms) {
+                counter.expire_at(step.expire_at_ms)?;
+            }
             Ok(planned)
         }
         _ => Err(CommandError::WrongType),
@@ -155,8 +161,39 @@ impl Counter<'_> {
         // Digits only: always UTF-8, never a NUL.
         let text = std::str::from_utf8(text).unwrap_or("0");
         self.key.write(text).map_err(|_| CommandError::BadCounter)?;
-        self.set_abs_expire(expire_at_ms)?;
         self.propagate_add(value)?;
+        self.expire_at(expire_at_ms)
+    }
+
+    /// Whether the key expires before `at_ms` (a key without an expiry never does).
+    fn expires_before(&self, at_ms: i64) -> bool {
+        let (Some(open), Some(get), Some(close)) = (
+            api!(RedisModule_OpenKey),
+            api!(RedisModule_GetExpire),
+            api!(RedisModule_CloseKey),
+        ) else {
+            return false;
+        };
+        // SAFETY: a live command context and key name (as in `propagate_add`); opened for
+        // reading beside the writable handle, which Redis allows within one context, and
+        // closed before the handle goes out of scope.
+        let left_ms = unsafe {
+            let key = open(
+                self.ctx.raw(),
+                self.name.inner,
+                raw::REDISMODULE_READ as i32,
+            );
+            let left = get(key);
+            close(key);
+            left
+        };
+        // REDISMODULE_NO_EXPIRE (-1): persisted by hand, it never expires.
+        left_ms >= 0 && SystemClock.now_ms().saturating_add(left_ms) < at_ms
+    }
+
+    /// Sets the key's expiry to `at_ms` and propagates `PEXPIREAT key at_ms`.
+    fn expire_at(&self, expire_at_ms: i64) -> Result<(), CommandError> {
+        self.set_abs_expire(expire_at_ms)?;
         let replicate = api!(RedisModule_Replicate).ok_or(CommandError::MissingApi("Replicate"))?;
         // SAFETY: a live command context (Ctx's contract) and key name; "sl" matches the two
         // arguments that follow.

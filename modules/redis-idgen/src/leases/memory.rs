@@ -21,6 +21,11 @@ pub struct Memory {
     witness: Option<LeaseWitness>,
     fenced: u64,
     arrived: HashSet<Vec<u8>>,
+    /// `idgen.workerid-horizon-ms` as last set.
+    horizon_ms: i64,
+    /// A longer horizon set before, and until when holders told under it may still be ahead:
+    /// fences use it until then ([`Memory::fence_horizon_ms`]).
+    wide: Option<(i64, i64)>,
 }
 
 /// What a call may do with a namespace it opened ([`Memory::admit`]).
@@ -41,7 +46,11 @@ impl Memory {
     /// At load: with a witness file, a namespace is trusted as far as the file saw it go and
     /// only the fence it recorded holds; without one, every start fences every namespace
     /// (`fence_from_now`).
-    pub fn new(witness: Option<(LeaseWitness, Witnessed)>, fence_from_now: i64) -> Memory {
+    pub fn new(
+        witness: Option<(LeaseWitness, Witnessed)>,
+        fence_from_now: i64,
+        horizon_ms: i64,
+    ) -> Memory {
         let (witness, seen, fence_ms) = match witness {
             Some((file, found)) => (
                 Some(file),
@@ -57,6 +66,27 @@ impl Memory {
             witness,
             fenced: 0,
             arrived: HashSet::new(),
+            horizon_ms,
+            wide: None,
+        }
+    }
+
+    /// `idgen.workerid-horizon-ms` changed to `new_ms` at `now_ms`: lowered, the old horizon
+    /// still holds for fences for as long as a holder told under it may run ahead.
+    pub fn horizon_changed(&mut self, new_ms: i64, now_ms: i64) {
+        let old = self.fence_horizon_ms(self.horizon_ms, now_ms);
+        if new_ms < old {
+            self.wide = Some((old, now_ms.saturating_add(old)));
+        }
+        self.horizon_ms = new_ms;
+    }
+
+    /// The horizon fences use: the one set (`configured`), or a longer one set before whose
+    /// holders may still be ahead of the clock.
+    pub fn fence_horizon_ms(&self, configured: i64, now_ms: i64) -> i64 {
+        match self.wide {
+            Some((wide, until)) if now_ms < until => configured.max(wide),
+            _ => configured,
         }
     }
 
@@ -185,6 +215,21 @@ fn remember(all: &mut HashMap<Vec<u8>, Seen>, ns: &[u8], seen: Seen) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lowered_horizon_holds_for_fences_until_its_holders_cannot_be_ahead() {
+        let mut memory = Memory::new(None, 0, 30_000);
+        memory.horizon_changed(2_000, 1_000);
+        assert_eq!(memory.fence_horizon_ms(2_000, 1_000), 30_000);
+        assert_eq!(memory.fence_horizon_ms(2_000, 30_999), 30_000);
+        assert_eq!(memory.fence_horizon_ms(2_000, 31_000), 2_000);
+        // Lowered again before the first passed: the longest still holds, as long.
+        memory.horizon_changed(100, 5_000);
+        assert_eq!(memory.fence_horizon_ms(100, 30_999), 30_000);
+        // Raised: at once.
+        memory.horizon_changed(60_000, 40_000);
+        assert_eq!(memory.fence_horizon_ms(60_000, 40_000), 60_000);
+    }
 
     #[test]
     fn only_namespaces_that_exist_are_remembered() {

@@ -37,6 +37,10 @@ pub struct Terms {
     /// No TTL is longer, and no holder may record an UNTIL further past the coordinator's clock:
     /// the most an old holder's IDs can run ahead of its last successful RENEW.
     pub horizon_ms: i64,
+    /// How far above a reset or an unknown namespace's moment its grants start: the horizon,
+    /// or a longer one set lately, whose holders may still be ahead
+    /// (`crate::leases::memory::Memory::fence_horizon_ms`).
+    pub fence_horizon_ms: i64,
     /// Every grant starts above this: the coordinator's load or latest promotion plus the horizon,
     /// since the records it started with may lack renewals that an older copy never saw.
     pub fence_ms: i64,
@@ -320,7 +324,7 @@ impl Pool {
         self.void_below = self.token.saturating_add(1);
         self.grant_above_ms = self
             .grant_above_ms
-            .max(now_ms.saturating_add(terms.horizon_ms));
+            .max(now_ms.saturating_add(terms.fence_horizon_ms));
         true
     }
 
@@ -332,7 +336,7 @@ impl Pool {
         self.version += 1;
         self.grant_above_ms = self
             .grant_above_ms
-            .max(now_ms.saturating_add(terms.horizon_ms));
+            .max(now_ms.saturating_add(terms.fence_horizon_ms));
     }
 
     /// Grants a free worker ID (never leased, released, or expired at `now_ms`) for `ttl_ms`,

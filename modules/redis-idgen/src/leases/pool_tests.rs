@@ -3,6 +3,7 @@ use super::*;
 /// A minute's horizon and no fence: a coordinator long past its load.
 const TERMS: Terms = Terms {
     horizon_ms: 60_000,
+    fence_horizon_ms: 60_000,
     fence_ms: 0,
 };
 
@@ -164,8 +165,8 @@ fn an_until_beyond_the_horizon_is_refused() {
 #[test]
 fn grants_start_above_the_coordinators_fence() {
     let fenced = Terms {
-        horizon_ms: 60_000,
         fence_ms: 70_000,
+        ..TERMS
     };
     let mut pool = Pool::default();
     let g = pool.acquire(2, 10_000, 500, &fenced).unwrap();

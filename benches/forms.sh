@@ -86,7 +86,7 @@ MODULE_FORMS=(
   "?WORKERID.ACQUIRE forms TTL 30000"
   "WORKERID.RENEW forms {1} {2} TTL 30000|WORKERID.RENEW forms {1} {2} TTL 30000|1"
   "WORKERID.RENEW forms {1} {2} TTL 30000|WORKERID.RENEW forms {1} {2} TTL 30000 UNTIL {4}|1"
-  "!CONFIG SET idgen.dateseq-timezone America/New_York"
+  "!CONFIG SET idgen.dateseq-timezone Australia/Sydney"
   "DATESEQ.NEXT bench|DATESEQ.NEXT bench|1"
   "DATESEQ.NEXT bench|DATESEQ.NEXT bench PERIOD month|1"
 )

@@ -510,14 +510,14 @@ fn every_new_counter_expires_at_the_exact_ms_its_replicas_are_told() {
 
 #[test]
 fn the_date_follows_the_configured_time_zone() {
-    // +14:00 and -12:00 are 26 hours apart: their dates always differ.
-    let server = Server::start(&["dateseq-timezone", "+14:00"]);
+    // -12:00 and +14:00 are 26 hours apart: their dates always differ.
+    let server = Server::start(&["dateseq-timezone", "-12:00"]);
     let mut con = server.connection();
-    let east: i64 = cmd(&["DATESEQ.NEXT", "tz"]).query(&mut con).unwrap();
-    let _: () = cmd(&["CONFIG", "SET", "idgen.dateseq-timezone", "-12:00"])
+    let west: i64 = cmd(&["DATESEQ.NEXT", "tz"]).query(&mut con).unwrap();
+    let _: () = cmd(&["CONFIG", "SET", "idgen.dateseq-timezone", "+14:00"])
         .query(&mut con)
         .unwrap();
-    let west: i64 = cmd(&["DATESEQ.NEXT", "tz"]).query(&mut con).unwrap();
+    let east: i64 = cmd(&["DATESEQ.NEXT", "tz"]).query(&mut con).unwrap();
     assert_eq!(east / 1_000_000, today("+14:00"));
     assert_eq!(west / 1_000_000, today("-12:00"));
     assert_ne!(east / 1_000_000, west / 1_000_000);
@@ -526,16 +526,29 @@ fn the_date_follows_the_configured_time_zone() {
         (1, 1),
         "one counter per date"
     );
-    let _: () = cmd(&["CONFIG", "SET", "idgen.dateseq-timezone", "Asia/Shanghai"])
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(server.info_field("dateseq_timezone"), "Asia/Shanghai");
+    // Back west would take the date back to a day that has ended in +14:00: refused
+    // (tests/tests/live_settings.rs has the rest).
+    let err = error_of(
+        &mut con,
+        &cmd(&["CONFIG", "SET", "idgen.dateseq-timezone", "-12:00"]),
+    );
+    assert!(err.contains("would take DATESEQ dates back"), "{err}");
+    // The same offset under an IANA name: always the same date.
+    let _: () = cmd(&[
+        "CONFIG",
+        "SET",
+        "idgen.dateseq-timezone",
+        "Pacific/Kiritimati",
+    ])
+    .query(&mut con)
+    .unwrap();
+    assert_eq!(server.info_field("dateseq_timezone"), "Pacific/Kiritimati");
     let err = error_of(
         &mut con,
         &cmd(&["CONFIG", "SET", "idgen.dateseq-timezone", "Mars/Olympus"]),
     );
     assert!(err.contains("unknown time zone"), "{err}");
-    assert_eq!(server.info_field("dateseq_timezone"), "Asia/Shanghai");
+    assert_eq!(server.info_field("dateseq_timezone"), "Pacific/Kiritimati");
 }
 
 #[test]

@@ -226,3 +226,29 @@ fn a_crash_is_remembered_across_clean_restarts() {
     let after = next(&mut server.connection(), "quiet");
     assert!(after > first, "{after} after {first}: a repeat");
 }
+
+/// After a crash every counter of the period is lifted above the first values the file reserves
+/// for counters it does not name (the crashed run may have handed them out unnamed). A counter
+/// whose DIGITS cannot go past that is refused saying so, the skip and not "spent", and the
+/// refusal leaves nothing behind: DATESEQ.CURRENT still has no value for it.
+#[test]
+fn a_crash_skip_past_a_counters_digits_is_named_and_leaves_no_witness() {
+    let dir = idgen_tests::data_dir("witness-file-crash-digits");
+    let mut server = Server::start_with(in_dir(&dir));
+    let _ = next(&mut server.connection(), "busy");
+    server.kill9();
+    let server = Server::start_with(in_dir(&dir));
+    let mut con = server.connection();
+    let err = idgen_tests::error_of(&mut con, &cmd(&["DATESEQ.NEXT", "d1c", "DIGITS", "1"]));
+    assert!(
+        err.contains("the counter resumes above 16") && err.contains("a crash of an earlier run"),
+        "{err}"
+    );
+    let current: Option<i64> = cmd(&["DATESEQ.CURRENT", "d1c"]).query(&mut con).unwrap();
+    assert_eq!(current, None, "the refused call left a witness");
+    // With room in its DIGITS, the counter goes on above the skip.
+    let value: i64 = cmd(&["DATESEQ.NEXT", "d1c", "DIGITS", "2"])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(value % 100, 17);
+}

@@ -208,6 +208,15 @@ fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), Co
                         day.date, req.digits
                     ))
                 }
+                // Spent by where the counter resumes, not by values this counter gave here.
+                ValueError::SequenceOverflow { .. } if base > found => {
+                    CommandError::OutOfRange(format!(
+                        "{e}: the counter resumes above {base}, where its witness stands (values \
+                         a crash of an earlier run may have handed out before the witness file \
+                         named the counter, or a lost or older key held), not at {found}; use \
+                         more DIGITS"
+                    ))
+                }
                 e => e.into(),
             })?;
             let step = Step {

@@ -126,6 +126,7 @@ impl Counters {
         let fenced = fence.needs_gap(at.prefix, day.date);
         let gap = if fenced { at.failover_gap } else { 0 };
         let (name, witness) = key_names.get(at.prefix, day.date, |k| witnesses.name(k))?;
+        let known = witnesses.mark(witness).is_some();
         let mark = witnesses
             .slot(witness, day.start_ms, day.end_ms, at.now_ms)
             .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
@@ -136,7 +137,17 @@ impl Counters {
             mark: *mark,
             lowered: None,
         };
-        let (seq, kept) = advance(&mut counter)?;
+        let (seq, kept) = match advance(&mut counter) {
+            Ok(done) => done,
+            Err(refused) => {
+                // A refused call hands out nothing: it leaves no witness it made (which would
+                // show a crash floor as values given).
+                if !known {
+                    witnesses.forget(witness);
+                }
+                return Err(refused);
+            }
+        };
         let lowered = counter.lowered;
         mark.note(seq);
         let reserve = mark.reserve(seq, at.now_ms, most_in(at.digits));

@@ -350,6 +350,15 @@ impl Witnesses {
         }
     }
 
+    /// Forgets the mark of `name`: one this call made, for a call refused before it handed
+    /// anything out (a mark made again later starts where this one did).
+    pub fn forget(&mut self, name: u64) {
+        if matches!(self.last, Some((last, _)) if last == name) {
+            self.last = None;
+        }
+        self.marks.remove(&name);
+    }
+
     /// How many counters are witnessed.
     pub fn len(&self) -> usize {
         self.marks.len()

@@ -17,7 +17,8 @@ class LeaseLost(IdgenError):
     """No live worker-ID lease right now (lost, expired, or closed). Nothing was issued."""
 
 class ClockBehind(IdgenError):
-    """The clock is further behind the last issued ID than max_drift_ms allows."""
+    """The clock is further behind the last issued ID than max_drift_ms allows (or IDs start
+    above a lease's start, ahead of the clock)."""
 
 class AheadOfLease(IdgenError):
     """IDs ran ahead of the clock to the time the coordinator has on record for this lease."""

@@ -31,7 +31,8 @@ pyo3::create_exception!(
     ClockBehind,
     IdgenError,
     "The clock is further behind the last issued ID than max_drift_ms allows (it stepped back, \
-     or IDs were taken faster than 4,096 per ms). Nothing was issued: retry later."
+     IDs were taken faster than 4,096 per ms, or they start above a lease's start, ahead of the \
+     clock). Nothing was issued: retry later (the message says when, for a start)."
 );
 pyo3::create_exception!(
     idgen,

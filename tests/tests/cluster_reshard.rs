@@ -207,6 +207,15 @@ fn load(cluster: &Cluster, prefixes: Vec<String>, stop: Arc<AtomicBool>, seen: A
                     .unwrap()
                     .grants
                     .push((ns, g[0], g[1], g[2], g[3])),
+                // A grant waits for a replica to hold it: a failover meanwhile unblocks it
+                // (Valkey: UNBLOCKED ... master -> replica), or no replica held it in time
+                // (NOREPLICAS). Not acknowledged: a refusal, never a grant given twice.
+                Err(e)
+                    if error_text(&e).starts_with("UNBLOCKED")
+                        || error_text(&e).starts_with("NOREPLICAS") =>
+                {
+                    seen.lock().unwrap().retried += 1
+                }
                 Err(e) => seen.lock().unwrap().failed(e),
             }
         }

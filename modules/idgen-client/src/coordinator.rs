@@ -55,8 +55,10 @@ impl From<RedisError> for LeaseCallError {
         // NOREPLICAS: no replica held the write in time (the module's
         // idgen.workerid-ack-replicas): the lease stands as last acknowledged, and a replica,
         // or the failover that follows a lost one, may come.
+        // UNBLOCKED: the coordinator changed role while the call waited for a replica (a
+        // failover): not acknowledged either.
         let not_yet = matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry)
-            || e.code() == Some("NOREPLICAS");
+            || matches!(e.code(), Some("NOREPLICAS" | "UNBLOCKED"));
         if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || not_yet {
             LeaseCallError::Unreachable(e.to_string())
         } else {
@@ -302,6 +304,7 @@ mod tests {
             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
             "TRYAGAIN Multiple keys request during rehashing of slot",
             "NOREPLICAS WORKERID.RENEW not acknowledged: 0 of 1 replicas held it within 333 ms",
+            "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
         ] {
             let e = LeaseCallError::from(reply_error(line));
             assert!(matches!(e, LeaseCallError::Unreachable(_)), "{line}: {e}");

@@ -43,7 +43,8 @@ scripts/debian-server.sh redis bullseye >"$logs/redis6.path" 2>"$logs/redis6-bui
 redis6=$!
 
 status=0
-cargo test "${flags[@]}" || status=1
+# --no-fail-fast: a failing suite must not hide the results of the suites after it.
+cargo test "${flags[@]}" --no-fail-fast || status=1
 
 # Test binaries, run without cargo: two cargo processes on one target directory wait for each
 # other, even only to run tests. executables ARGS...: those `cargo test ARGS --no-run` builds.

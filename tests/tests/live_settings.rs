@@ -7,7 +7,9 @@
 //! lost after the change is granted again above every UNTIL its holder was told.
 
 use idgen_core::dateseq::Calendar;
+use idgen_tests::backend::Backend;
 use idgen_tests::clock::ClockShift;
+use idgen_tests::redis;
 use idgen_tests::{cmd, data_dir, error_text, now_ms, try_when_caught_up, Options, Server};
 
 /// Values tried for each setting a running server may change. A setting CONFIG SET takes that
@@ -68,28 +70,36 @@ fn live_state(con: &mut idgen_tests::Connection) -> Live {
     for _ in 0..3 {
         dateseq = cmd(&["DATESEQ.NEXT", "p"]).query(con).unwrap();
     }
-    let grant: Vec<i64> = cmd(&["WORKERID.ACQUIRE", "ns", "TTL", "30000", "MAX", "1"])
+    Live {
+        snowflake,
+        dateseq,
+        told_until: hold_lease(Backend::Module, con),
+    }
+}
+
+/// A lease of namespace `ns` held on `backend` for 30 s, renewed with an UNTIL 29 s from now:
+/// the UNTIL its holder was told.
+fn hold_lease(backend: Backend, con: &mut idgen_tests::Connection) -> i64 {
+    let grant: Vec<i64> = backend
+        .cmd(&["WORKERID.ACQUIRE", "ns", "TTL", "30000", "MAX", "1"])
         .query(con)
         .unwrap();
     let until = (now_ms() + 29_000).to_string();
     let (w, t) = (grant[0].to_string(), grant[1].to_string());
-    let renewed: Vec<i64> = cmd(&[
-        "WORKERID.RENEW",
-        "ns",
-        &w,
-        &t,
-        "TTL",
-        "30000",
-        "UNTIL",
-        &until,
-    ])
-    .query(con)
-    .unwrap();
-    Live {
-        snowflake,
-        dateseq,
-        told_until: renewed[1],
-    }
+    let renewed: Vec<i64> = backend
+        .cmd(&[
+            "WORKERID.RENEW",
+            "ns",
+            &w,
+            &t,
+            "TTL",
+            "30000",
+            "UNTIL",
+            &until,
+        ])
+        .query(con)
+        .unwrap();
+    renewed[1]
 }
 
 /// A value's date (its first 8 digits) and count (the rest).
@@ -287,4 +297,34 @@ fn a_time_zone_moved_under_a_live_counter_repeats_nothing() {
         .query(&mut con)
         .unwrap();
     assert_eq!(zone[1], "+09:00", "a refused zone was kept");
+}
+
+/// The library's settings are fixed at install, so its "setting changed" is a reinstall: one
+/// with a shorter horizon keeps its fences above every UNTIL holders were told under the longer
+/// one (the installer writes it into the source), as the module keeps its old horizon for
+/// fences. A namespace lost after the reinstall is granted again above what its holder holds.
+#[test]
+fn the_library_reinstalled_with_a_shorter_horizon_fences_above_what_holders_were_told() {
+    let library = Backend::Library;
+    let server = library.start(100, Options::default());
+    library.wait_past_lease_fence(&server, 100);
+    library.install(&server, 30_000);
+    let mut con = server.connection();
+    let told_until = hold_lease(library, &mut con);
+    library.install(&server, 1_000);
+    // Seen by the reinstalled library, then lost.
+    let _: redis::Value = library
+        .cmd(&["WORKERID.LIST", "ns"])
+        .query(&mut con)
+        .unwrap();
+    let _: i64 = cmd(&["DEL", "ns"]).query(&mut con).unwrap();
+    let regrant: Vec<i64> = library
+        .cmd(&["WORKERID.ACQUIRE", "ns", "TTL", "100", "MAX", "1"])
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        regrant[3] >= told_until,
+        "granted above {}, below the UNTIL {told_until} its holder was told",
+        regrant[3]
+    );
 }

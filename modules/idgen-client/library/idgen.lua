@@ -83,6 +83,10 @@ local rates = {}
 -- records an UNTIL further past the server's clock, than the horizon (the module's
 -- idgen.workerid-horizon-ms default).
 local HORIZON_MS = 30000
+-- No holder was told an UNTIL past this (server ms) by an earlier install of the library
+-- with a longer horizon: the installer writes it when it shortens the horizon, and every fence
+-- reaches at least to it (the module keeps its old horizon for fences as long).
+local EARLIER_UNTIL_MS = 0
 local MIN_TTL_MS = 100
 local MAX_POOL = 65536
 local DEFAULT_POOL = 1024
@@ -90,6 +94,11 @@ local DEFAULT_POOL = 1024
 local TOKENS_PER_MS = 1000
 -- Every grant starts above this (set by process()).
 local lease_fence = 0
+-- Where a fence raised at `from` (ms) stands: a horizon past it, and past every UNTIL an
+-- earlier install told.
+local function fence_at(from)
+  return math.max(from + HORIZON_MS, EARLIER_UNTIL_MS)
+end
 -- Per namespace, the highest version and token this state saw, and the records it wrote for
 -- live leases: lost at a restart, a reload or a promotion, where the fence stands in.
 local seen = {}
@@ -130,14 +139,14 @@ local function process(now)
     -- without its witness file; and a horizon from now on a node that went through a
     -- promotion (it has a second replication ID) at a time this state cannot know.
     local uptime = tonumber(string.match(server, 'uptime_in_seconds:(%d+)')) or 0
-    lease_fence = now - uptime * 1000 + HORIZON_MS
+    lease_fence = fence_at(now - uptime * 1000)
     if promoted then
-      lease_fence = now + HORIZON_MS
+      lease_fence = fence_at(now)
     end
   elseif id ~= replid and promoted then
     promotions = promotions + 1
     -- Another primary acknowledged grants and renewals this copy may lack.
-    lease_fence = math.max(lease_fence, now + HORIZON_MS)
+    lease_fence = math.max(lease_fence, fence_at(now))
     seen, granted, given, rates = {}, {}, {}, {}
   end
   replid = id
@@ -595,13 +604,17 @@ local function snowflake_next(keys, args)
     reserved, err = library_fields(key, h[3], epoch)
     if reserved == nil then return err end
     local start = max(reserved or 0, now + drift - 1)
-    if state and state.node == node then
-      start = max(start, state.last)
+    local own = state and state.node == node and state.last
+    if own then
+      start = max(start, own)
     end
-    -- `fence`: the start when it is the clock plus the drift limit, not IDs known to be
-    -- issued (a reservation, or this state's own), which the clock is then behind.
+    -- `fence`: the start when it is what may have been issued, not IDs this state issued:
+    -- the clock plus the drift limit, or a reservation at most RESERVE_MS past that (a
+    -- reload soon after a fence: its reservation runs ahead of the fence). The clock passes
+    -- it soon; past that, or at this state's own IDs, the clock is behind.
+    local fenced = start ~= own and start <= now + drift + RESERVE_MS
     state = { node = node, last = start, sequence = SEQUENCE_MAX, reserved = start,
-      fence = start == now + drift - 1 and start or nil, fenced_at = now }
+      fence = fenced and start or nil, fenced_at = now }
     snowflake[key] = state
     -- Marked at once, so a call refused below (ahead of the clock) does not fence again.
     redis.call('HSET', key, 'owner', mark, 'reserved', decimal(start), 'issued_epoch',
@@ -1242,7 +1255,7 @@ local function open_pool(ns, writable)
       pool.token = math.max(pool.token, known.token)
       pool.version = math.max(pool.version, known.version) + 1
       pool.void_below = pool.token + 1
-      pool.grant_above = math.max(pool.grant_above, now + HORIZON_MS)
+      pool.grant_above = math.max(pool.grant_above, fence_at(now))
       write_pool(ns, pool, mark, nil, now)
       redis.log(redis.LOG_WARNING, 'idgen: namespace ' .. ns .. ' went back (deleted, '
         .. 'expired, evicted, flushed or restored from an older copy): its earlier leases are '
@@ -1250,7 +1263,7 @@ local function open_pool(ns, writable)
     end
   elseif unknown then
     pool.version = pool.version + 1
-    pool.grant_above = math.max(pool.grant_above, now + HORIZON_MS)
+    pool.grant_above = math.max(pool.grant_above, fence_at(now))
     write_pool(ns, pool, mark, nil, now)
   else
     local mine = granted[ns] or {}

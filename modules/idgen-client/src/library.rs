@@ -67,6 +67,18 @@ const UTC_ZONE: &str = "local ZONE = 'UTC'\nlocal ZONE_FIRST_MS = 0\nlocal ZONE_
 /// [`LibraryError::BadSetting`] for a horizon outside 100 ms to a day, or a time zone that
 /// is none.
 pub fn source_with(settings: &Settings) -> Result<String, LibraryError> {
+    source_after(settings, 0)
+}
+
+/// The library's `local EARLIER_UNTIL_MS` as the source declares it: no earlier install.
+const NO_EARLIER: &str = "local EARLIER_UNTIL_MS = 0\n";
+
+/// [`source_with`], after an install whose holders may hold UNTILs up to `earlier_until_ms`
+/// (server ms; 0 for none): the library's fences reach at least to it ([`earlier_until_ms`]).
+///
+/// # Errors
+/// As [`source_with`].
+pub fn source_after(settings: &Settings, earlier_until_ms: i64) -> Result<String, LibraryError> {
     let (low, high) = idgen_core::lease::HORIZON_RANGE_MS;
     let horizon = settings.horizon_ms;
     if !(low as u64..=high as u64).contains(&horizon) {
@@ -80,11 +92,85 @@ pub fn source_with(settings: &Settings) -> Result<String, LibraryError> {
         "library/idgen.lua declares HORIZON_MS"
     );
     assert!(SOURCE.contains(UTC_ZONE), "library/idgen.lua declares ZONE");
+    assert!(
+        SOURCE.contains(NO_EARLIER),
+        "library/idgen.lua declares EARLIER_UNTIL_MS"
+    );
     let sqids = sqids_lines(&settings.sqids_alphabet, settings.sqids_min_length)?;
     Ok(SOURCE
         .replace(&default, &format!("local HORIZON_MS = {horizon}\n"))
+        .replace(
+            NO_EARLIER,
+            &format!("local EARLIER_UNTIL_MS = {}\n", earlier_until_ms.max(0)),
+        )
         .replace(UTC_ZONE, &zone_lines(&settings.time_zone)?)
         .replace(sqids_block(SOURCE), &sqids))
+}
+
+/// How far the holders of the library installed as `installed` (its source, with its settings)
+/// may have been told to hold a lease, at `now_ms` on the server, when a library with
+/// `horizon_ms` replaces it: its horizon past now, or the UNTIL its own earlier install left
+/// (0 when neither reaches past the new horizon, which then fences far enough alone).
+/// A shorter horizon would otherwise fence below leases told under the longer one: a grant
+/// after a reset, a restart or a promotion would overlap them.
+pub fn earlier_until_ms(installed: Option<&str>, horizon_ms: u64, now_ms: i64) -> i64 {
+    let declared = |name: &str| -> i64 {
+        installed
+            .and_then(|text| {
+                let rest = &text[text.find(&format!("local {name} = "))? + name.len() + 9..];
+                rest[..rest.find('\n')?].trim().parse().ok()
+            })
+            .unwrap_or(0)
+    };
+    let told = declared("EARLIER_UNTIL_MS").max(now_ms.saturating_add(declared("HORIZON_MS")));
+    if told > now_ms.saturating_add(horizon_ms as i64) {
+        told
+    } else {
+        0
+    }
+}
+
+/// The server's clock, in ms (`TIME`).
+pub(crate) fn server_ms(con: &mut impl redis::ConnectionLike) -> Result<i64, LibraryError> {
+    let (secs, micros): (i64, i64) = redis::cmd("TIME").query(con)?;
+    Ok(secs * 1_000 + micros / 1_000)
+}
+
+/// The source of the library installed as functions, if any (`FUNCTION LIST WITHCODE`).
+fn installed_source(con: &mut impl redis::ConnectionLike) -> Result<Option<String>, LibraryError> {
+    let listed: redis::Value = redis::cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg(NAME)
+        .arg("WITHCODE")
+        .query(con)?;
+    // An array of libraries, each a map (RESP3) or a flat array of names and values (RESP2);
+    // LIBRARYNAME matches by pattern, so the library named exactly.
+    let fields = |library: &redis::Value| -> Vec<(String, redis::Value)> {
+        match library {
+            redis::Value::Map(pairs) => pairs.clone(),
+            redis::Value::Array(flat) => flat
+                .chunks(2)
+                .filter_map(|pair| Some((pair[0].clone(), pair.get(1)?.clone())))
+                .collect(),
+            _ => Vec::new(),
+        }
+        .into_iter()
+        .filter_map(|(k, v)| Some((redis::from_redis_value::<String>(k).ok()?, v)))
+        .collect()
+    };
+    let redis::Value::Array(libraries) = listed else {
+        return Ok(None);
+    };
+    for library in &libraries {
+        let fields = fields(library);
+        let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        let text = |name: &str| field(name).and_then(|v| redis::from_redis_value(v.clone()).ok());
+        if text("library_name").as_deref() == Some(NAME) {
+            return Ok(text("library_code"));
+        }
+    }
+    Ok(None)
 }
 
 /// Where the source declares its Sqids (between `-- BEGIN SQIDS` and `-- END SQIDS`).
@@ -314,7 +400,7 @@ pub fn install_with(
     con: &mut impl redis::ConnectionLike,
     settings: &Settings,
 ) -> Result<Installed, LibraryError> {
-    let source = source_with(settings)?;
+    source_with(settings)?;
     let ours = version();
     let before = installed(con)?;
     let outcome = match &before {
@@ -328,6 +414,15 @@ pub fn install_with(
         Some(theirs) if theirs == ours => Installed::Same,
         Some(theirs) => Installed::Upgraded(theirs.clone()),
     };
+    let earlier = match before {
+        None => 0,
+        Some(_) => earlier_until_ms(
+            installed_source(con)?.as_deref(),
+            settings.horizon_ms,
+            server_ms(con)?,
+        ),
+    };
+    let source = source_after(settings, earlier)?;
     let _: String = redis::cmd("FUNCTION")
         .arg("LOAD")
         .arg("REPLACE")
@@ -361,6 +456,41 @@ pub fn at_least(installed: String, needed: &str) -> Result<String, LibraryError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shorter_horizon_fences_past_what_the_longer_one_told() {
+        let now = 1_800_000_000_000;
+        let long = |horizon_ms| {
+            source_with(&Settings {
+                horizon_ms,
+                ..Settings::default()
+            })
+            .unwrap()
+        };
+        // 30 s, then 2 s: fences reach 30 s past the reinstall, and the source says so.
+        let earlier = earlier_until_ms(Some(&long(30_000)), 2_000, now);
+        assert_eq!(earlier, now + 30_000);
+        let short = source_after(
+            &Settings {
+                horizon_ms: 2_000,
+                ..Settings::default()
+            },
+            earlier,
+        )
+        .unwrap();
+        assert!(short.contains(&format!("local EARLIER_UNTIL_MS = {earlier}\n")));
+        // Reinstalled again at 2 s within those 30 s: the earlier UNTIL is carried on; at 1 s
+        // past it, nothing is.
+        assert_eq!(earlier_until_ms(Some(&short), 2_000, now + 10_000), earlier);
+        assert_eq!(earlier_until_ms(Some(&short), 2_000, earlier + 1_000), 0);
+        // The same or a longer horizon, or no library before: nothing to carry.
+        assert_eq!(earlier_until_ms(Some(&long(30_000)), 30_000, now), 0);
+        assert_eq!(earlier_until_ms(Some(&long(2_000)), 30_000, now), 0);
+        assert_eq!(earlier_until_ms(None, 100, now), 0);
+        // A library older than the setting (no EARLIER_UNTIL_MS) carries its horizon.
+        let older = long(30_000).replace(NO_EARLIER, "");
+        assert_eq!(earlier_until_ms(Some(&older), 2_000, now), now + 30_000);
+    }
 
     #[test]
     fn the_version_is_the_sources_and_the_crates() {

@@ -42,7 +42,16 @@ const GLOBAL: &str = "idgen_library";
 /// # Errors
 /// [`LibraryError::BadSetting`], as [`library::source_with`].
 pub fn text(settings: &Settings) -> Result<String, LibraryError> {
-    let source = library::source_with(settings)?;
+    text_after(settings, 0)
+}
+
+/// [`text`] after an install whose holders may hold UNTILs up to `earlier_until_ms`
+/// ([`library::source_after`]).
+///
+/// # Errors
+/// As [`text`].
+pub fn text_after(settings: &Settings, earlier_until_ms: i64) -> Result<String, LibraryError> {
+    let source = library::source_after(settings, earlier_until_ms)?;
     Ok(source
         .split_once('\n')
         .map_or(source.as_str(), |(_, rest)| rest)
@@ -110,6 +119,16 @@ pub fn install(
             });
         }
     }
+    let text = match before.as_deref() {
+        None => text,
+        Some(theirs) => {
+            let now = library::server_ms(con)?;
+            text_after(
+                settings,
+                library::earlier_until_ms(Some(theirs), settings.horizon_ms, now),
+            )?
+        }
+    };
     let _: () = redis::cmd("SET").arg(KEY).arg(&text).query(con)?;
     load_scripts(con, &text)
 }

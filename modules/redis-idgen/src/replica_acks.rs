@@ -126,6 +126,12 @@ impl<T> ReplicaAcks<T> {
         self.required(setting)
     }
 
+    /// Whether [`ReplicaAcks::needed`] depends on how many replicas are online: only under
+    /// [`AUTO`] until one has been seen (a number set is waited for whatever is online).
+    pub fn counts_online(&self, setting: i64) -> bool {
+        setting == AUTO && !self.seen
+    }
+
     /// How many replicas the next write waits for, as far as the replicas seen tell.
     pub fn required(&self, setting: i64) -> u32 {
         if setting == AUTO {
@@ -249,8 +255,11 @@ mod tests {
     #[test]
     fn auto_waits_once_a_replica_was_seen_and_until_forgotten() {
         let mut acks = ReplicaAcks::<()>::default();
+        assert!(acks.counts_online(AUTO) && !acks.counts_online(0) && !acks.counts_online(2));
         assert_eq!(acks.needed(AUTO, 0), 0);
         assert_eq!(acks.needed(AUTO, 2), 1);
+        // Seen: no reading changes it any more.
+        assert!(!acks.counts_online(AUTO));
         // Cut off: the replicas are dropped, the wait stays.
         assert_eq!(acks.needed(AUTO, 0), 1);
         acks.forget();

@@ -96,8 +96,13 @@ fn replicas_needed(
     command: &'static str,
     s: &mut State,
 ) -> Result<u32, CommandError> {
-    let online = replicas::replication(primary).online();
     let setting = s.config().int(|c| &c.workerid_ack_replicas);
+    // INFO replication costs more than the rest of a renewal: read only while it can matter.
+    let online = if s.acks().counts_online(setting) {
+        replicas::replication(primary).online()
+    } else {
+        0
+    };
     let needed = s.acks_mut().needed(setting, online);
     if needed > 0 && !may_block(ctx) {
         return Err(CommandError::CannotWaitForReplicas(command));

@@ -8,7 +8,7 @@ use redis_module::RedisString;
 use super::fence::Fence;
 use super::ledger::{Entry, Ledger};
 use super::stats::Stats;
-use super::witness::{Full, Lowered, Mark, Witnesses};
+use super::witness::{first_line_covers, Full, Lowered, Mark, Witnesses};
 use super::witness_file::{Ask, WitnessFile};
 use crate::error::CommandError;
 use crate::ffi::key::KeyNameCache;
@@ -47,15 +47,17 @@ pub struct Counter<'a> {
     /// The counter's key.
     pub name: &'a RedisString,
     mark: Mark,
+    /// Where a crash of an earlier run lifts the counter at this call's DIGITS (0 for none).
+    floor: u64,
     lowered: Option<Lowered>,
 }
 
 impl Counter<'_> {
-    /// Where the counter, found at `found`, continues from: `found`, or above its witness if
-    /// it is below it.
+    /// Where the counter, found at `found`, continues from: `found`, or above a crash's floor
+    /// or its witness if it is below them.
     #[inline]
     pub fn resume(&mut self, found: u64) -> u64 {
-        let (base, lowered) = self.mark.resume(found);
+        let (base, lowered) = self.mark.resume(found, self.floor);
         self.lowered = lowered;
         base
     }
@@ -127,14 +129,22 @@ impl Counters {
         let gap = if fenced { at.failover_gap } else { 0 };
         let (name, witness) = key_names.get(at.prefix, day.date, |k| witnesses.name(k))?;
         let known = witnesses.mark(witness).is_some();
+        let most = most_in(at.digits);
+        let first_line = first_line_covers(most);
+        let floor = if first_line {
+            witnesses.crash_floor(day.start_ms, day.end_ms)
+        } else {
+            0
+        };
         let mark = witnesses
-            .slot(witness, day.start_ms, day.end_ms, at.now_ms)
+            .slot(witness, day.end_ms, at.now_ms)
             .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
         let mut counter = Counter {
             day,
             gap,
             name,
             mark: *mark,
+            floor,
             lowered: None,
         };
         let (seq, kept) = match advance(&mut counter) {
@@ -150,7 +160,7 @@ impl Counters {
         };
         let lowered = counter.lowered;
         mark.note(seq);
-        let reserve = mark.reserve(seq, at.now_ms, most_in(at.digits));
+        let reserve = mark.reserve(seq, at.now_ms, most, first_line);
         if let (Some(upto), Some(file)) = (reserve.ask, &*file) {
             file.ask(Ask {
                 name: witness,
@@ -161,7 +171,7 @@ impl Counters {
                 },
             });
         }
-        if let Some(lowered) = lowered.filter(|&l| !witnesses.is_crash_floor(l)) {
+        if let Some(lowered) = lowered {
             stats.found_lowered();
             log_lowered(key_names.bytes(), lowered);
         }
@@ -219,14 +229,14 @@ impl Counters {
             take_confirmations(self.file.as_ref(), &mut self.witnesses);
         }
         let name = self.witnesses.name(key);
-        let mark = self
-            .witnesses
-            .slot(name, day.start_ms, day.end_ms, now_ms)?;
+        let mark = self.witnesses.slot(name, day.end_ms, now_ms)?;
         mark.note(value);
         let digits = (value.checked_ilog10().unwrap_or(0) + 1)
             .max(default_digits)
             .min(MAX_DIGITS);
-        let reserve = mark.reserve(value, now_ms, most_in(digits));
+        // Its values may be of fewer DIGITS than the first line covers: on disk before they
+        // are used.
+        let reserve = mark.reserve(value, now_ms, most_in(digits), false);
         let Some(file) = &self.file else {
             return Ok(None);
         };

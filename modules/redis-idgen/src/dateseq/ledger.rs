@@ -9,8 +9,9 @@
 //! rewritten.
 //!
 //! While a server runs, the file starts with `every <n> <from_ms>`: any counter of a period
-//! under way since `from_ms` (the run's load) may have handed out up to `n` (the values new
-//! counters take before their own line is written). A clean shutdown rewrites the file without
+//! under way since `from_ms` (the run's load) may have handed out up to `n` at DIGITS the line
+//! covers (the values new counters take before their own line is written,
+//! [`super::witness::first_line_covers`]). A clean shutdown rewrites the file without
 //! it, each counter at what it handed out; a file found with it at load means that run crashed,
 //! and the next run keeps `crashed <n> <from_ms> <to_ms>` (`to_ms` its own load) for as long as a
 //! period that overlapped the crashed run can be under way, clean stops included.

@@ -18,14 +18,18 @@
 //! With a witness file ([`super::ledger`]), each witness also says how far its counter is
 //! reserved on disk: a value above that reservation is not handed out until a block above it is
 //! written ([`Mark::reserve`]). The file's first line reserves the first [`NEW_COUNTER_BLOCK`]
-//! values of every counter it does not name, so a new counter's first values wait for nothing:
-//! its own block is asked at its first value, and written long before it is needed. After a
-//! crash, that line lifts every counter of a period that was under way to above it
-//! ([`Witnesses::after_crashes`]). Blocks are sized from the counter's rate, as Leaf sizes its
-//! segments: a block used up in under half a [`BLOCK_TARGET_MS`] doubles the next, one that
-//! lasted over twice that halves it, between [`MIN_BLOCK`] and [`MAX_BLOCK`]. A crash leaves
-//! a gap of at most one block in a counter: about the values of a second or two at its recent
-//! rate, and at most [`MIN_BLOCK`] for a counter used less often.
+//! values of every counter at DIGITS that hold [`SKIP_SHARE`] times that or more
+//! ([`first_line_covers`]), so a new counter's first values wait for nothing: its own block is
+//! asked at its first value, and written long before it is needed. After a crash, that line
+//! lifts every such counter of a period that was under way to above it, as the counter is used
+//! ([`Witnesses::crash_floor`]); a counter of fewer DIGITS waits for its own line instead, so a
+//! crash never spends one that issued nothing. Blocks are sized from the counter's rate, as Leaf
+//! sizes its segments: a block used up in under half a [`BLOCK_TARGET_MS`] doubles the next, one
+//! that lasted over twice that halves it, between [`MIN_BLOCK`] and [`MAX_BLOCK`], and never
+//! more than a [`SKIP_SHARE`]th of what the DIGITS hold. A crash leaves a gap of at most one
+//! block in a counter: about the values of a second or two at its recent rate, at most
+//! [`MIN_BLOCK`] for a counter used less often, and never more than a [`SKIP_SHARE`]th of its
+//! DIGITS (or one value).
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -44,6 +48,19 @@ pub const NEW_COUNTER_BLOCK: u64 = MIN_BLOCK as u64;
 pub const MAX_BLOCK: u32 = 1 << 22;
 /// How long a block should last: blocks double or halve towards it.
 pub const BLOCK_TARGET_MS: u32 = 1_000;
+/// A crash skips at most this share of what a counter's DIGITS hold (or one value): blocks stop
+/// at `most / SKIP_SHARE`, and the file's first line covers only DIGITS that hold `SKIP_SHARE`
+/// new counters' blocks (3 and up).
+pub const SKIP_SHARE: u64 = 16;
+
+/// Whether the witness file's first line covers the first [`NEW_COUNTER_BLOCK`] values of a
+/// counter whose DIGITS hold `most` values (and a crash lifts it there): only where that is at
+/// most a [`SKIP_SHARE`]th of them. Values of other DIGITS are other numbers (a DIGITS 1 value
+/// has fewer digits than any DIGITS 3 value), so a counter used at both is safe with either.
+#[inline]
+pub fn first_line_covers(most: u64) -> bool {
+    most >= NEW_COUNTER_BLOCK * SKIP_SHARE
+}
 
 /// What is known of one counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,12 +90,14 @@ pub struct Reserve {
 }
 
 impl Mark {
-    /// Where a counter found at `found` continues from: `found`, or the witness if the counter
-    /// is below it (then also what was found).
+    /// Where a counter found at `found` continues from: `found` or the crash `floor` (the most a
+    /// crashed run may have handed out unnamed, [`Witnesses::crash_floor`]), or the witness if
+    /// the counter is below it (then also what was found).
     #[inline]
-    pub fn resume(&self, found: u64) -> (u64, Option<Lowered>) {
-        if found >= self.highest {
-            return (found, None);
+    pub fn resume(&self, found: u64, floor: u64) -> (u64, Option<Lowered>) {
+        let lifted = found.max(floor);
+        if lifted >= self.highest {
+            return (lifted, None);
         }
         let lowered = Lowered {
             found,
@@ -94,12 +113,19 @@ impl Mark {
     }
 
     /// What handing out values up to `highest` at `now_ms` needs of the witness file: a wait
-    /// if it is above the reservation, and the next block once it comes within half a block of
-    /// what was asked (so a steady counter never waits). Blocks stop at `most`, the highest
-    /// value the counter's digits hold: a crash must not spend the period.
+    /// if it is above the reservation (its own lines', and the first line's where `first_line`
+    /// covers it, [`first_line_covers`]), and the next block once it comes within half a block
+    /// of what was asked (so a steady counter never waits). Blocks stop at `most`, the highest
+    /// value the counter's digits hold, and are at most a [`SKIP_SHARE`]th of it: a crash must
+    /// not spend the period.
     #[inline]
-    pub fn reserve(&mut self, highest: u64, now_ms: i64, most: u64) -> Reserve {
-        let wait = highest > self.durable;
+    pub fn reserve(&mut self, highest: u64, now_ms: i64, most: u64, first_line: bool) -> Reserve {
+        let durable = if first_line {
+            self.durable.max(NEW_COUNTER_BLOCK)
+        } else {
+            self.durable
+        };
+        let wait = highest > durable;
         let due = highest.saturating_add(u64::from(self.block / 2)) > self.asked;
         let ask = if due && (self.asked < most || highest > self.asked) {
             Some(self.ask(highest, now_ms, most))
@@ -121,12 +147,19 @@ impl Mark {
         } else {
             self.block
         };
+        self.block = self.block.min(largest_block(most));
         self.asked_at = now;
         self.asked = highest
             .saturating_add(u64::from(self.block))
             .min(most.max(highest));
         self.asked
     }
+}
+
+/// The largest block of a counter whose DIGITS hold `most` values: a [`SKIP_SHARE`]th of them,
+/// at least one.
+fn largest_block(most: u64) -> u32 {
+    (most / SKIP_SHARE).clamp(1, u64::from(MAX_BLOCK)) as u32
 }
 
 /// The counter was found below its witness, and continues above it.
@@ -163,10 +196,10 @@ pub struct Witnesses {
     names: RandomState,
     /// The most marks kept.
     max: usize,
-    /// `durable` of a new mark: [`NEW_COUNTER_BLOCK`] with a witness file, else `u64::MAX`.
-    fresh_durable: u64,
-    /// Runs that crashed: the values every counter of a period overlapping one may have handed
-    /// out without a line of its own in the witness file.
+    /// Whether a witness file reserves values ahead.
+    on_disk: bool,
+    /// Runs that crashed: the values every counter the first line covers, of a period
+    /// overlapping one, may have handed out without a line of its own in the witness file.
     crashed: Vec<Crashed>,
     /// The earliest `ends_ms` of any mark: nothing to drop before it plus the grace.
     earliest_end_ms: i64,
@@ -184,7 +217,7 @@ impl Witnesses {
             marks: HashMap::with_hasher(RandomState::default()),
             names: RandomState::default(),
             max,
-            fresh_durable: if on_disk { NEW_COUNTER_BLOCK } else { u64::MAX },
+            on_disk,
             crashed: Vec::new(),
             earliest_end_ms: i64::MAX,
             last: None,
@@ -211,9 +244,15 @@ impl Witnesses {
         self.crashed = crashed.to_vec();
     }
 
-    /// The most a counter of the period from `start_ms` to `ends_ms` may have handed out in a
-    /// run that crashed.
-    fn crash_floor(&self, start_ms: i64, ends_ms: i64) -> u64 {
+    /// The most a counter the first line covers ([`first_line_covers`]), of the period from
+    /// `start_ms` to `ends_ms`, may have handed out without a line of its own in a run that
+    /// crashed: where it resumes if it holds less ([`Mark::resume`]). Kept apart from the mark,
+    /// so the counter's other DIGITS are not lifted and DATESEQ.CURRENT shows values given.
+    #[inline]
+    pub fn crash_floor(&self, start_ms: i64, ends_ms: i64) -> u64 {
+        if self.crashed.is_empty() {
+            return 0;
+        }
         let overlapping = self
             .crashed
             .iter()
@@ -221,34 +260,22 @@ impl Witnesses {
         overlapping.map(|c| c.floor).max().unwrap_or(0)
     }
 
-    /// Whether `lowered` is only a crash floor lifting a counter that holds nothing: a counter
-    /// no one may have used, not worth a warning each.
-    pub fn is_crash_floor(&self, lowered: Lowered) -> bool {
-        lowered.found == 0 && self.crashed.iter().any(|c| c.floor == lowered.highest)
-    }
-
     /// Changes the cap; marks already kept stay.
     pub fn set_max(&mut self, max: usize) {
         self.max = max;
     }
 
-    /// The witness of the counter named `name` ([`Witnesses::name`]), of the period from
-    /// `start_ms` to `ends_ms`, made (with nothing handed out yet) if it has none.
+    /// The witness of the counter named `name` ([`Witnesses::name`]), of the period ending at
+    /// `ends_ms`, made (with nothing handed out yet) if it has none.
     ///
     /// # Errors
     /// [`Full`] for a counter not yet witnessed when the cap is reached (after dropping the
     /// marks of periods over by `now_ms`).
     #[inline]
-    pub fn slot(
-        &mut self,
-        name: u64,
-        start_ms: i64,
-        ends_ms: i64,
-        now_ms: i64,
-    ) -> Result<&mut Mark, Full> {
+    pub fn slot(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<&mut Mark, Full> {
         let prune_due = now_ms >= self.earliest_end_ms.saturating_add(GRACE_MS);
         if prune_due || !matches!(self.last, Some((last, _)) if last == name) {
-            self.switch_to(name, start_ms, ends_ms, now_ms)?;
+            self.switch_to(name, ends_ms, now_ms)?;
         }
         // `last` is this counter's now (never empty after a switch).
         self.last
@@ -259,13 +286,7 @@ impl Witnesses {
 
     /// Makes `name` the last counter named (for [`Witnesses::slot`], when another was, or marks
     /// are due to be dropped): the last one's mark goes back to the table, this one's comes out.
-    fn switch_to(
-        &mut self,
-        name: u64,
-        start_ms: i64,
-        ends_ms: i64,
-        now_ms: i64,
-    ) -> Result<(), Full> {
+    fn switch_to(&mut self, name: u64, ends_ms: i64, now_ms: i64) -> Result<(), Full> {
         if let Some((last, mark)) = self.last.take() {
             self.marks.insert(last, mark);
         }
@@ -273,24 +294,21 @@ impl Witnesses {
             self.make_room(name, now_ms)?;
         }
         self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
-        let fresh = self.fresh(ends_ms, self.crash_floor(start_ms, ends_ms));
+        let fresh = self.fresh(ends_ms, 0);
         let mark = *self.marks.entry(name).or_insert(fresh);
         self.last = Some((name, mark));
         Ok(())
     }
 
-    /// A mark with `highest` handed out, reserved up to the new counters' block (or `highest`,
-    /// if above), its own block not asked yet.
+    /// A mark with `highest` handed out and reserved, its own block not asked yet (all of it
+    /// reserved without a witness file).
     fn fresh(&self, ends_ms: i64, highest: u64) -> Mark {
+        let reserved = if self.on_disk { highest } else { u64::MAX };
         Mark {
             highest,
             ends_ms,
-            durable: self.fresh_durable.max(highest),
-            asked: if self.fresh_durable == u64::MAX {
-                u64::MAX
-            } else {
-                highest
-            },
+            durable: reserved,
+            asked: reserved,
             block: MIN_BLOCK,
             asked_at: 0,
         }
@@ -307,10 +325,7 @@ impl Witnesses {
     /// Takes in a reservation read from the witness file at load: the counter `name` went no
     /// further than `reserved`, and carries on above it. Kept whatever the cap: a witness is
     /// never forgotten.
-    /// After [`Witnesses::after_crashes`], the crash floors of the period's end too (its start
-    /// is not in the file).
     pub fn seed(&mut self, name: u64, ends_ms: i64, reserved: u64) {
-        let reserved = reserved.max(self.crash_floor(i64::MIN, ends_ms));
         let seeded = self.fresh(ends_ms, reserved);
         self.earliest_end_ms = self.earliest_end_ms.min(ends_ms);
         let mark = self.get_mut(name);

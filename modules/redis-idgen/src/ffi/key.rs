@@ -9,7 +9,6 @@
 use std::os::raw::c_longlong;
 
 use idgen_core::dateseq::{counter_key, parse_counter};
-use idgen_core::{Clock, SystemClock};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::{raw, AclPermissions, KeyType, RedisString};
 
@@ -169,7 +168,7 @@ impl Counter<'_> {
     fn expires_before(&self, at_ms: i64) -> bool {
         let (Some(open), Some(get), Some(close)) = (
             api!(RedisModule_OpenKey),
-            api!(RedisModule_GetExpire),
+            api!(RedisModule_GetAbsExpire),
             api!(RedisModule_CloseKey),
         ) else {
             return false;
@@ -177,7 +176,7 @@ impl Counter<'_> {
         // SAFETY: a live command context and key name (as in `propagate_add`); opened for
         // reading beside the writable handle, which Redis allows within one context, and
         // closed before the handle goes out of scope.
-        let left_ms = unsafe {
+        let expires_at_ms = unsafe {
             let key = open(
                 self.ctx.raw(),
                 self.name.inner,
@@ -187,8 +186,9 @@ impl Counter<'_> {
             close(key);
             left
         };
-        // REDISMODULE_NO_EXPIRE (-1): persisted by hand, it never expires.
-        left_ms >= 0 && SystemClock.now_ms().saturating_add(left_ms) < at_ms
+        // REDISMODULE_NO_EXPIRE (-1): persisted by hand, it never expires. Absolute: no clock
+        // read here.
+        expires_at_ms >= 0 && expires_at_ms < at_ms
     }
 
     /// Sets the key's expiry to `at_ms` and propagates `PEXPIREAT key at_ms`.

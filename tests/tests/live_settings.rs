@@ -267,15 +267,35 @@ fn a_time_zone_moved_under_a_live_counter_repeats_nothing() {
     let _: () = cmd(&["CONFIG", "SET", "idgen.dateseq-timezone", "-12:00"])
         .query(&mut con)
         .unwrap();
-    // 16:30Z: the key made in +09:00 expired at 16:00Z; in -12:00 it is 04:30 on the 28th.
+    // The 28th ends at 2026-11-29T12:00Z in -12:00; the key lives an hour past it.
+    let new_expiry = NOV_28_14H + 22 * HOUR + HOUR;
+    let expires_at = |con: &mut idgen_tests::Connection| -> i64 {
+        cmd(&["PEXPIRETIME", "{d}:20261128"]).query(con).unwrap()
+    };
+    // 14:30Z: the key made in +09:00 (expiring at 16:00Z) is still there: its next write gives
+    // it the day's life in -12:00 (fixed instants: the real hour decides nothing here).
+    move_to(&clock, NOV_28_14H + HOUR / 2);
+    assert_eq!(expires_at(&mut con), NOV_28_14H + 2 * HOUR);
+    let next: i64 = cmd(&["DATESEQ.NEXT", "d"]).query(&mut con).unwrap();
+    assert_eq!(next, 20261128000007);
+    assert_eq!(
+        expires_at(&mut con),
+        new_expiry,
+        "the key kept its +09:00 life"
+    );
+    // Lost anyway (an expiry set by hand): 16:30Z, past its old life, in -12:00 04:30 on the
+    // 28th: the counter goes on above its witness, and the key is made with the new life.
+    let _: i64 = cmd(&[
+        "PEXPIREAT",
+        "{d}:20261128",
+        &(NOV_28_14H + 2 * HOUR).to_string(),
+    ])
+    .query(&mut con)
+    .unwrap();
     move_to(&clock, NOV_28_14H + 2 * HOUR + HOUR / 2);
     let next: i64 = cmd(&["DATESEQ.NEXT", "d"]).query(&mut con).unwrap();
-    assert_eq!(next, 20261128000007, "the counter started its day again");
-    let expires: i64 = cmd(&["PEXPIRETIME", "{d}:20261128"])
-        .query(&mut con)
-        .unwrap();
-    // The 28th ends at 2026-11-29T12:00Z in -12:00; the key lives an hour past it.
-    assert_eq!(expires, NOV_28_14H + 22 * HOUR + HOUR);
+    assert_eq!(next, 20261128000008, "the counter started its day again");
+    assert_eq!(expires_at(&mut con), new_expiry);
 
     // Back to +09:00 at 16:30Z would take the date from the 28th back... forward: the 29th
     // there. From there, -12:00 again would take it back to the 28th: refused.

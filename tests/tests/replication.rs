@@ -124,7 +124,7 @@ fn a_command_re_entered_from_inside_another_is_refused_and_the_outer_call_comple
 
 /// A primary with a replica and no `min-replicas-to-write` says so: INFO and a warning in its
 /// log (a split brain would hand out DATESEQ values past what the failover gap covers);
-/// setting it makes the primary bounded.
+/// setting it makes the primary bounded, and a replica that goes is seen going.
 #[test]
 fn a_primary_with_replicas_and_no_min_replicas_says_so() {
     let primary = Server::start(&["worker-id", "1"]);
@@ -145,4 +145,17 @@ fn a_primary_with_replicas_and_no_min_replicas_says_so() {
         .query(&mut primary.connection())
         .unwrap();
     assert_eq!(guard(&primary), "bounded");
+    // The replica gone: read again (without the setting there is nothing to bound).
+    let _: () = cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"])
+        .query(&mut primary.connection())
+        .unwrap();
+    let _: () = cmd(&["REPLICAOF", "NO", "ONE"])
+        .query(&mut replica.connection())
+        .unwrap();
+    assert!(
+        idgen_tests::wait_for(std::time::Duration::from_secs(5), || guard(&primary)
+            == "no-replicas"),
+        "{}",
+        guard(&primary)
+    );
 }

@@ -271,35 +271,39 @@ fn role_changed(ctx: &Context, role: ServerRole) {
 }
 
 /// A replica came online: it hears this node's worker-id claim (`identity.rs`), sent from a
-/// timer on the next turn of the event loop, where a module's writes reach the replicas.
+/// timer on the next turn of the event loop, where a module's writes reach the replicas. Online
+/// or gone, the replication guard reads the replicas again there (`replication_guard.rs`).
 extern "C" fn replica_changed(
     ctx: *mut redis_module::raw::RedisModuleCtx,
     _: redis_module::raw::RedisModuleEvent,
     subevent: u64,
     _: *mut std::os::raw::c_void,
 ) {
-    if !ffi::replicas::is_online(subevent) {
-        return;
-    }
     Context::new(ctx).create_timer(
         Duration::ZERO,
-        |ctx, ()| {
-            let Some(state) = MODULE
-                .get()
-                .and_then(|m| entered(m, "a claim to the replicas"))
-            else {
-                return;
-            };
-            // A replica's own writes never reach its replicas: its primary's claim does.
-            if !state.replica() {
-                let me = state.claim();
-                ffi::replicas::send_claim(ctx, me.datacenter, me.worker);
+        |ctx, online: bool| {
+            if online {
+                send_claim(ctx);
             }
-            drop(state);
             read_replication_guard(ctx);
         },
-        (),
+        ffi::replicas::is_online(subevent),
     );
+}
+
+/// Sends this node's worker-id claim to its replicas, unless it is a replica itself (its own
+/// writes never reach its replicas: its primary's claim does).
+fn send_claim(ctx: &Context) {
+    let Some(state) = MODULE
+        .get()
+        .and_then(|m| entered(m, "a claim to the replicas"))
+    else {
+        return;
+    };
+    if !state.replica() {
+        let me = state.claim();
+        ffi::replicas::send_claim(ctx, me.datacenter, me.worker);
+    }
 }
 
 /// Hears the keyspace events that bring state to this node (`arrival.rs`).

@@ -457,6 +457,97 @@ pub fn at_least(installed: String, needed: &str) -> Result<String, LibraryError>
 mod tests {
     use super::*;
 
+    /// Every numeric constant `library/idgen.lua` declares (`local NAME = n`, `2 ^ b`,
+    /// `2 ^ b - 1`), by name.
+    fn declared_numbers() -> Vec<(String, i128)> {
+        SOURCE
+            .lines()
+            .filter_map(|line| {
+                let (name, value) = line.strip_prefix("local ")?.split_once(" = ")?;
+                if !name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                {
+                    return None;
+                }
+                let value = value.split(" --").next()?.trim();
+                let number = match value.split(' ').collect::<Vec<_>>()[..] {
+                    [n] => n.parse().ok()?,
+                    ["2", "^", b] => 1i128 << b.parse::<u32>().ok()?,
+                    ["2", "^", b, "-", "1"] => (1i128 << b.parse::<u32>().ok()?) - 1,
+                    _ => return None,
+                };
+                Some((name.to_string(), number))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_library_declares_every_shared_constant_as_the_module_does() {
+        use idgen_core::lease::{MAX_POOL, MIN_TTL_MS, TOKENS_PER_MS};
+        use idgen_core::limits::*;
+        let twitter = idgen_core::Layout::twitter();
+        let shared: &[(&str, i128)] = &[
+            ("EPOCH_MS", idgen_core::TWITTER_EPOCH_MS.into()),
+            ("TIME_MAX", twitter.max_ticks().into()),
+            (
+                "SEQUENCE_MAX",
+                ((1u64 << twitter.bits(idgen_core::Field::Sequence)) - 1).into(),
+            ),
+            (
+                "NODE_MAX",
+                ((1u64 << twitter.bits(idgen_core::Field::Worker)) - 1).into(),
+            ),
+            ("MAX_DRIFT_MS", idgen_core::DEFAULT_MAX_DRIFT_MS.into()),
+            ("MAX_DRIFT_RANGE_MS", MAX_DRIFT_RANGE_MS.1.into()),
+            ("COUNT_MAX", MAX_COUNT.into()),
+            ("SQIDS_COUNT_MAX", MAX_SQIDS.into()),
+            ("FAILOVER_GAP", DEFAULT_FAILOVER_GAP.into()),
+            ("DATESEQ_COUNT_MAX", MAX_DATESEQ_COUNT.into()),
+            ("HORIZON_MS", DEFAULT_HORIZON_MS.into()),
+            ("MIN_TTL_MS", MIN_TTL_MS.into()),
+            ("MAX_POOL", MAX_POOL.into()),
+            ("DEFAULT_POOL", DEFAULT_POOL.into()),
+            ("TOKENS_PER_MS", TOKENS_PER_MS.into()),
+        ];
+        // The library's own: no counterpart in the module (each says why).
+        let own = [
+            "RESERVE_MS",       // how far a state key's reservation runs ahead (the module's file)
+            "FAILOVER_LAG_MS",  // a state key's failover fence (the module's lineage)
+            "ROLE_CHUNK",       // IDs between readings of INFO (the module hears role events)
+            "KEPT_PERIODS",     // counters kept in a hash (the module's are keys)
+            "POLICY_CHECK_MS",  // readings of maxmemory-policy (the module hears CONFIG SET)
+            "EARLIER_UNTIL_MS", // written by the installer (earlier_until_ms)
+            "SQIDS_MIN_LENGTH", // written by the installer (sqids_lines)
+            "ZONE_FIRST_MS",    // written by the installer (zone_lines)
+            "ZONE_END_MS",      // written by the installer (zone_lines)
+        ];
+        let declared = declared_numbers();
+        for (name, value) in &declared {
+            match shared.iter().find(|(n, _)| n == name) {
+                Some((_, module)) => {
+                    assert_eq!(
+                        value, module,
+                        "library/idgen.lua's {name} differs from the module's"
+                    )
+                }
+                None => assert!(
+                    own.contains(&name.as_str()),
+                    "library/idgen.lua declares {name} = {value}: add it to the shared constants \
+                     (with the module's source) or to the library's own (saying why)"
+                ),
+            }
+        }
+        for (name, _) in shared {
+            assert!(
+                declared.iter().any(|(n, _)| n == name),
+                "library/idgen.lua no longer declares {name}"
+            );
+        }
+        let digits = format!("digits = {}", idgen_core::dateseq::DEFAULT_DIGITS);
+        assert!(SOURCE.contains(&format!("local DATESEQ_DEFAULTS = {{ {digits},")));
+    }
+
     #[test]
     fn a_shorter_horizon_fences_past_what_the_longer_one_told() {
         let now = 1_800_000_000_000;

@@ -46,6 +46,7 @@ pub mod ff1_binary;
 pub mod generator;
 pub mod layout;
 pub mod lease;
+pub mod limits;
 pub mod seal;
 pub mod settings;
 pub mod sqid;

@@ -7,8 +7,7 @@ use redis_module::{raw, RedisString};
 use crate::digits::parse_i64;
 use crate::error::CommandError;
 
-/// Most IDs one `COUNT n` of SNOWFLAKE.NEXT, UUID7.NEXT or ULID.NEXT returns.
-pub const MAX_COUNT: i64 = 100_000;
+pub use idgen_core::limits::MAX_COUNT;
 
 /// The arguments of one call, read front to back; argument 0 is the command name.
 pub struct Args<'a> {

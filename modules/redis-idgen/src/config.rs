@@ -25,10 +25,8 @@ pub const DEFAULT_STATE_FILE: &str = "idgen-snowflake.state";
 pub const DEFAULT_WITNESS_FILE: &str = "idgen-dateseq.witness";
 /// Default of `idgen.workerid-witness-file`.
 pub const DEFAULT_LEASE_WITNESS_FILE: &str = "idgen-workerid.witness";
-/// Default of `idgen.dateseq-failover-gap`: a second of writes at 10,000 values/s.
-pub const DEFAULT_FAILOVER_GAP: i64 = 10_000;
-/// Most values one `DATESEQ.NEXT ... COUNT n` reserves, and the largest failover gap.
-pub const MAX_DATESEQ_COUNT: i64 = 1_000_000_000;
+use idgen_core::limits::MAX_DRIFT_RANGE_MS;
+pub use idgen_core::limits::{DEFAULT_FAILOVER_GAP, MAX_DATESEQ_COUNT};
 /// Default of `idgen.dateseq-witness-max`: twice the 500,000 per-customer counters of a busy
 /// day, about 100 MB of witnesses at most.
 pub const DEFAULT_WITNESS_MAX: i64 = 1_000_000;
@@ -187,7 +185,7 @@ pub static SETTINGS: &[Setting] = &[
     text("layout", false, "twitter", |c| &c.layout, check_layout, Effect::None),
     text("state-file", false, DEFAULT_STATE_FILE, |c| &c.state_file, |_, _| Ok(()), Effect::None),
     boolean("accept-id-overlap", false, |c| &c.accept_overlap, Effect::None),
-    int("max-drift-ms", true, idgen_core::DEFAULT_MAX_DRIFT_MS as i64, 0, 86_400_000, |c| &c.max_drift_ms, Effect::MaxDrift),
+    int("max-drift-ms", true, idgen_core::DEFAULT_MAX_DRIFT_MS as i64, MAX_DRIFT_RANGE_MS.0, MAX_DRIFT_RANGE_MS.1, |c| &c.max_drift_ms, Effect::MaxDrift),
     boolean("sequence-random-start", true, |c| &c.random_start, Effect::RandomStart),
     boolean("random-ids-on-replica", true, |c| &c.random_ids_on_replica, Effect::None),
     text("dateseq-timezone", true, "UTC", |c| &c.dateseq_timezone, check_zone, Effect::TimeZone),

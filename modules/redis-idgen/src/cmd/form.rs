@@ -13,9 +13,8 @@ use crate::error::CommandError;
 use crate::ffi::ctx::Ctx;
 use crate::state::State;
 
-/// Most IDs one call returns as Sqids: a bound on the reply and on how long one call holds
-/// Redis's thread (an encode's cost is in docs/benchmarks.md).
-pub const MAX_SQIDS: u64 = 1_000;
+/// Most IDs one call returns as Sqids (an encode's cost is in docs/benchmarks.md).
+pub use idgen_core::limits::MAX_SQIDS;
 
 /// The form of the IDs in a reply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -18,6 +18,7 @@
 
 use crate::leases::memory::Admitted;
 use crate::leases::pool::{LeaseError, Pool, Terms};
+use idgen_core::limits::DEFAULT_POOL;
 use idgen_core::{Clock, SystemClock};
 use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
 
@@ -31,16 +32,13 @@ use crate::ffi::{log, replicas};
 use crate::replica_acks::AUTO;
 use crate::state::State;
 
-/// Pool size when ACQUIRE names none: Twitter's 10 node bits.
-pub const DEFAULT_MAX: u32 = 1024;
-
 /// `WORKERID.ACQUIRE ns TTL ms [MAX n]`: `[worker_id, token, expires_at_ms, start_above_ms]`.
 pub fn acquire(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError> {
     if !(4..=6).contains(&args.len()) {
         return Err(CommandError::WrongArity);
     }
     let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let (mut ttl, mut max) = (None, DEFAULT_MAX as i64);
+    let (mut ttl, mut max) = (None, i64::from(DEFAULT_POOL));
     args.options(|name, args| {
         if name.eq_ignore_ascii_case(b"TTL") {
             ttl = Some(args.next_i64()?);

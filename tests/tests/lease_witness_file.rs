@@ -267,7 +267,7 @@ fn a_full_disk_refuses_grants_and_renewals_then_resumes() {
 }
 
 /// A whole disk put back from an older backup, the witness file with the data: no witness is
-/// left to tell (the README's Guarantees row "lease namespaces"). The hazard, then the
+/// left to tell (docs/guarantees.md's row "lease namespaces"). The hazard, then the
 /// documented recovery: the witness file deleted before the start, so every grant is fenced for
 /// a horizon.
 #[test]

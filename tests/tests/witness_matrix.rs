@@ -1,6 +1,6 @@
 //! Every source of IDs against every way its state can be lost, generated: each case issues
 //! IDs, loses the state one way, issues again, and asserts one of three outcomes: no value
-//! repeated; a refusal that names the state; or the README's Guarantees row that states the
+//! repeated; a refusal that names the state; or docs/guarantees.md's row that states the
 //! assumption this loss breaks (named in the case).
 //!
 //! The inventory and the witness of each state item are in ARCHITECTURE.md ("State and its

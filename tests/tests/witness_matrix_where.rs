@@ -93,7 +93,7 @@ fn migrate(from: &Server, to: &Server, key: &str) {
 
 /// One case: the values handed out, every one checked unique; panics naming the case. False
 /// when the case cannot run here: state moved by MIGRATE on a server that does not witness it
-/// on arrival (Valkey 8.1 and later: docs/module.md, and the README's Guarantees).
+/// on arrival (Valkey 8.1 and later: docs/module.md, and docs/guarantees.md).
 fn case(place: Place, loss: &Loss) -> bool {
     let dirs = [
         idgen_tests::data_dir("where-a"),

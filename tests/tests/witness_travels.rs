@@ -33,7 +33,7 @@ fn counter_key(server: &Server, prefix: &str) -> String {
 fn witnesses_arrivals(server: &Server) -> bool {
     let witnessed = server.info_field("arrivals_witnessed") == "1";
     if !witnessed {
-        eprintln!("this server does not witness moved state on arrival (README, Guarantees)");
+        eprintln!("this server does not witness moved state on arrival (docs/guarantees.md)");
     }
     witnessed
 }

@@ -1,12 +1,12 @@
 # make demo: build, run the module and the ticket pair end to end, and a first comparison table
 # (redis-benchmark: each command beside INCR). Under 6 minutes from a fresh clone on 2 cores.
-# make test: every test.  make bench: the full comparison and the INCR benchmarks.
+# make test: every test.  make check: what runs without root or Docker.  make bench: the full comparison and the INCR benchmarks.
 # make wheel: the Python package (idgen-redis, imported as idgen; target/wheels), by maturin.
 # make dist: every artifact of a release, with SHA256SUMS, in target/dist.
 # Both install what is missing first (scripts/deps.sh). make test runs the module's suites on
 # Redis 7.0, Valkey 8.0, Redis 8.0 and Valkey 8.1 (IDGEN_SERVER picks the server).
 
-.PHONY: all deps build demo test test-build lint bench wheel dist clean
+.PHONY: all deps build demo test test-build check lint bench wheel dist clean
 all: build
 
 deps:
@@ -38,6 +38,11 @@ test: test-build
 	@$(SKIP_NOTE)
 	TEST_FLAGS="$(TEST_FLAGS)" scripts/test.sh
 	@$(SKIP_NOTE)
+
+# make check: the build, the unit tests and the suites that need only a redis-server, as any
+# user, without root or Docker (scripts/check.sh says what it leaves to make test).
+check:
+	scripts/check.sh
 
 lint: deps
 	cargo fmt --all -- --check

@@ -24,6 +24,7 @@ pub mod file_losses;
 pub mod lease;
 pub mod library;
 pub mod losses;
+pub mod needs;
 pub mod partition;
 pub mod places;
 mod ports;

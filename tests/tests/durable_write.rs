@@ -12,6 +12,9 @@ use idgen_tests::{cmd, wait_for, Options, Server};
 
 #[test]
 fn a_full_disk_fails_the_write_and_keeps_the_old_file() {
+    if idgen_tests::needs::root_missing("a_full_disk_fails_the_write_and_keeps_the_old_file") {
+        return;
+    }
     let disk = Tmpfs::mount("durable-full", "1m");
     let file = disk.join("a.state");
     durable::replace(&file, b"old\n").unwrap();
@@ -36,6 +39,9 @@ fn a_full_disk_fails_the_write_and_keeps_the_old_file() {
 
 #[test]
 fn a_read_only_disk_fails_the_write_and_keeps_the_old_file() {
+    if idgen_tests::needs::root_missing("a_read_only_disk_fails_the_write_and_keeps_the_old_file") {
+        return;
+    }
     let disk = Tmpfs::mount("durable-ro", "64k");
     let file = disk.join("a.state");
     durable::replace(&file, b"old\n").unwrap();
@@ -50,6 +56,9 @@ fn a_read_only_disk_fails_the_write_and_keeps_the_old_file() {
 
 #[test]
 fn the_snowflake_reservation_on_a_full_disk_refuses_then_resumes() {
+    if idgen_tests::needs::root_missing("the_snowflake_reservation_on_a_full_disk_refuses_then_resumes") {
+        return;
+    }
     let disk = Tmpfs::mount("durable-module", "1m");
     let server = Server::start_with(Options {
         dir: Some(disk.to_path_buf()),

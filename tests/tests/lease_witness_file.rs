@@ -234,6 +234,9 @@ fn a_foreign_or_shared_witness_file_refuses_the_module_naming_it() {
 
 #[test]
 fn a_full_disk_refuses_grants_and_renewals_then_resumes() {
+    if idgen_tests::needs::root_missing("a_full_disk_refuses_grants_and_renewals_then_resumes") {
+        return;
+    }
     let disk = Tmpfs::mount("lease-witness-full", "1m");
     // No AOF on the full disk: Redis would refuse every write itself.
     let server = coordinator_past_its_first_fence(in_dir(&disk));

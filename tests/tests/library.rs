@@ -240,6 +240,9 @@ fn two_state_keys_with_one_pair_or_a_changed_epoch_are_refused() {
 /// is another process, or a process that forgot, and repeats nothing.
 #[test]
 fn a_restart_a_reload_and_a_failover_repeat_nothing() {
+    if idgen_tests::needs::root_missing("a_restart_a_reload_and_a_failover_repeat_nothing") {
+        return;
+    }
     let dir = idgen_tests::data_dir("library-restart");
     let options = Options {
         no_module: true,

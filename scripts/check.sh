@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make check: what runs on any Debian/Ubuntu machine with redis-server, as any user, without
+# root or Docker: the release build, every crate's unit tests, and the integration suites that
+# need only a redis-server and loopback ports (IDGEN_CHECK=1: a test that needs root, for a
+# mount or a firewall rule, skips itself saying so; tests/src/needs.rs). Left to make test: the
+# container tests (Docker), the operations suites (Prometheus), the docs' shell examples
+# (namespaces), the Python clients' (a venv from PyPI), the runs on other servers, the
+# release's checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" = 0 ]; then
+  IDGEN_SKIP_DOCKER=1 scripts/deps.sh
+else
+  missing=()
+  for tool in redis-server:redis-server redis-cli:redis-tools cc:gcc cargo:cargo; do
+    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+  done
+  compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null ||
+    compgen -G '/usr/lib/*-linux-gnu/libclang*.so*' >/dev/null || missing+=(libclang-dev)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "make check needs: ${missing[*]} (as root: apt-get install ${missing[*]}; cargo from rustup)" >&2
+    exit 1
+  fi
+fi
+cargo build --release -p redis-idgen -p ticket-server -p idgen-lease-worker
+selection=(--lib --bins)
+for file in tests/tests/*.rs; do
+  name=$(basename "$file" .rs)
+  case "$name" in ops_*|docs_shell|python_clients) ;; *) selection+=(--test "$name") ;; esac
+done
+IDGEN_CHECK=1 IDGEN_SKIP_DOCKER=1 cargo test --workspace --no-default-features "${selection[@]}" --no-fail-fast

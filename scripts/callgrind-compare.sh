@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Instructions per call of SNOWFLAKE.NEXT, DATESEQ.NEXT and TICKET.NEXT inside the server, under
-# callgrind: the median of three server starts, for each of two builds. What a refactor shows
-# before it lands (the team's rule: "a refactor shows instruction counts before and after").
+# Instructions per call of SNOWFLAKE.NEXT, DATESEQ.NEXT, WORKERID.RENEW and TICKET.NEXT inside
+# the server, under callgrind: the median of three server starts, for each of two builds. What a
+# refactor shows before it lands (the team's rule: "a refactor shows instruction counts before
+# and after").
 #
 # Usage: scripts/callgrind-compare.sh BEFORE_DIR AFTER_DIR [CALLS]
 #   each DIR holds libredis_idgen.so and ticket-server (copies of target/release's); CALLS per
@@ -27,7 +28,7 @@ count() {
 }
 wait_up() { wait_for_pong "$1" || exit 1; }
 
-# module DIR: SNOWFLAKE.NEXT and DATESEQ.NEXT per call, one start.
+# module DIR: SNOWFLAKE.NEXT, DATESEQ.NEXT and WORKERID.RENEW per call, one start.
 module() {
   local port pid data=$work/data
   rm -rf "$data" && mkdir -p "$data"
@@ -37,7 +38,12 @@ module() {
     dateseq-digits 10 >"$work/valgrind.log" 2>&1 &
   pid=$!
   wait_up "$port"
-  echo "$(count "$pid" "$port" SNOWFLAKE.NEXT) $(count "$pid" "$port" DATESEQ.NEXT bench)"
+  # A lease held by one holder, renewed at every call (each renewal waits for the lease
+  # witness file's fsync, as a holder's does).
+  local grant
+  mapfile -t grant < <(redis-cli -p "$port" WORKERID.ACQUIRE bench TTL 60000 MAX 1)
+  echo "$(count "$pid" "$port" SNOWFLAKE.NEXT) $(count "$pid" "$port" DATESEQ.NEXT bench)" \
+    "$(count "$pid" "$port" WORKERID.RENEW bench "${grant[0]}" "${grant[1]}" TTL 60000)"
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid"
   wait "$pid" 2>/dev/null || true
 }
@@ -62,12 +68,12 @@ median() { sort -n | sed -n 2p; }
 for _ in 1 2 3; do
   for build in before after; do
     dir=${!build}
-    read -r sf ds < <(module "$dir")
-    echo "$sf" >>"$work/$build.sf" && echo "$ds" >>"$work/$build.ds"
+    read -r sf ds wr < <(module "$dir")
+    echo "$sf" >>"$work/$build.sf" && echo "$ds" >>"$work/$build.ds" && echo "$wr" >>"$work/$build.wr"
     ticket "$dir" >>"$work/$build.tk"
   done
 done
-for what in sf:SNOWFLAKE.NEXT ds:DATESEQ.NEXT tk:TICKET.NEXT; do
+for what in sf:SNOWFLAKE.NEXT ds:DATESEQ.NEXT wr:WORKERID.RENEW tk:TICKET.NEXT; do
   b=$(median <"$work/before.${what%%:*}") a=$(median <"$work/after.${what%%:*}")
   awk -v n="${what#*:}" -v b="$b" -v a="$a" \
     'BEGIN {printf "%-15s before %6d  after %6d  %+.2f%%\n", n, b, a, (a - b) * 100 / b}'

@@ -18,7 +18,10 @@ fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
-            let uids = status.lines().find_map(|l| l.strip_prefix("Uid:"))?.to_string();
+            let uids = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))?
+                .to_string();
             uids.split_whitespace().nth(1).map(|euid| euid == "0")
         })
         .unwrap_or(false)

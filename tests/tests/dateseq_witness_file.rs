@@ -126,7 +126,9 @@ fn a_foreign_or_shared_witness_file_refuses_the_module_naming_it() {
 
 #[test]
 fn a_full_disk_refuses_values_it_cannot_reserve_then_resumes_without_a_repeat() {
-    if idgen_tests::needs::root_missing("a_full_disk_refuses_values_it_cannot_reserve_then_resumes_without_a_repeat") {
+    if idgen_tests::needs::root_missing(
+        "a_full_disk_refuses_values_it_cannot_reserve_then_resumes_without_a_repeat",
+    ) {
         return;
     }
     let disk = Tmpfs::mount("witness-file-full", "1m");

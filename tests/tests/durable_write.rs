@@ -56,7 +56,9 @@ fn a_read_only_disk_fails_the_write_and_keeps_the_old_file() {
 
 #[test]
 fn the_snowflake_reservation_on_a_full_disk_refuses_then_resumes() {
-    if idgen_tests::needs::root_missing("the_snowflake_reservation_on_a_full_disk_refuses_then_resumes") {
+    if idgen_tests::needs::root_missing(
+        "the_snowflake_reservation_on_a_full_disk_refuses_then_resumes",
+    ) {
         return;
     }
     let disk = Tmpfs::mount("durable-module", "1m");

@@ -128,7 +128,9 @@ fn repeats(outcome: &Outcome) -> Vec<i64> {
 
 #[test]
 fn a_promoted_replica_skips_what_its_old_primary_may_have_issued() {
-    if idgen_tests::needs::root_missing("a_promoted_replica_skips_what_its_old_primary_may_have_issued") {
+    if idgen_tests::needs::root_missing(
+        "a_promoted_replica_skips_what_its_old_primary_may_have_issued",
+    ) {
         return;
     }
     let outcome = partitioned_failover("10000");

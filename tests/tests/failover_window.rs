@@ -21,7 +21,9 @@ const LAG_S: u64 = 2;
 
 #[test]
 fn a_primary_cut_off_from_its_replica_acknowledges_for_at_most_the_lag_and_two_seconds() {
-    if idgen_tests::needs::root_missing("a_primary_cut_off_from_its_replica_acknowledges_for_at_most_the_lag_and_two_seconds") {
+    if idgen_tests::needs::root_missing(
+        "a_primary_cut_off_from_its_replica_acknowledges_for_at_most_the_lag_and_two_seconds",
+    ) {
         return;
     }
     let lag = LAG_S.to_string();
@@ -107,7 +109,9 @@ fn a_primary_cut_off_from_its_replica_acknowledges_for_at_most_the_lag_and_two_s
 /// every grant for a horizon (docs/leases.md, "Coordinator failover").
 #[test]
 fn a_renewal_lost_in_a_failover_is_below_every_grant_of_the_promoted_replica() {
-    if idgen_tests::needs::root_missing("a_renewal_lost_in_a_failover_is_below_every_grant_of_the_promoted_replica") {
+    if idgen_tests::needs::root_missing(
+        "a_renewal_lost_in_a_failover_is_below_every_grant_of_the_promoted_replica",
+    ) {
         return;
     }
     let primary = coordinator_past_its_first_fence(Options::module(&[
@@ -161,7 +165,9 @@ enum Node {
 /// replica's first grant of that worker ID.
 #[test]
 fn a_sentinel_promotion_repeats_no_value_with_the_documented_gap() {
-    if idgen_tests::needs::root_missing("a_sentinel_promotion_repeats_no_value_with_the_documented_gap") {
+    if idgen_tests::needs::root_missing(
+        "a_sentinel_promotion_repeats_no_value_with_the_documented_gap",
+    ) {
         return;
     }
     let lag = LAG_S.to_string();

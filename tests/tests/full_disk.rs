@@ -225,7 +225,8 @@ fn fails_under_load(disk: &Path, fault: Fault) {
 
 #[test]
 fn a_disk_that_fills_under_load_then_kill_9_repeats_nothing() {
-    if idgen_tests::needs::root_missing("a_disk_that_fills_under_load_then_kill_9_repeats_nothing") {
+    if idgen_tests::needs::root_missing("a_disk_that_fills_under_load_then_kill_9_repeats_nothing")
+    {
         return;
     }
     let disk = Tmpfs::mount("full-under-load", "1m");
@@ -254,7 +255,9 @@ fn a_disk_that_fills_under_load_then_kill_9_repeats_nothing() {
 /// keeps fsynced writes" excludes it.
 #[test]
 fn a_disk_turned_read_only_under_load_then_kill_9_repeats_nothing() {
-    if idgen_tests::needs::root_missing("a_disk_turned_read_only_under_load_then_kill_9_repeats_nothing") {
+    if idgen_tests::needs::root_missing(
+        "a_disk_turned_read_only_under_load_then_kill_9_repeats_nothing",
+    ) {
         return;
     }
     let disk = Ext4::mount("read-only-under-load", 8);

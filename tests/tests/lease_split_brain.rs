@@ -275,7 +275,9 @@ fn assert_no_two_live_holders(held: &[Held], case: &str) -> i64 {
 
 #[test]
 fn a_sentinel_split_brain_leaves_no_worker_id_with_two_live_holders() {
-    if idgen_tests::needs::root_missing("a_sentinel_split_brain_leaves_no_worker_id_with_two_live_holders") {
+    if idgen_tests::needs::root_missing(
+        "a_sentinel_split_brain_leaves_no_worker_id_with_two_live_holders",
+    ) {
         return;
     }
     for (case, server) in [

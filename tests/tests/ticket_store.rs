@@ -343,7 +343,9 @@ fn next_reaches_a_server_with_a_password_from_a_file_or_the_environment() {
 /// ticket handed out before.
 #[test]
 fn a_full_disk_pauses_issuing_and_space_coming_back_resumes_it() {
-    if idgen_tests::needs::root_missing("a_full_disk_pauses_issuing_and_space_coming_back_resumes_it") {
+    if idgen_tests::needs::root_missing(
+        "a_full_disk_pauses_issuing_and_space_coming_back_resumes_it",
+    ) {
         return;
     }
     let mount = Tmpfs::mount("ticket-full-disk", "1m");
@@ -506,7 +508,9 @@ fn the_ticket_bound_file_under_every_write_fault() {
 /// while it handled the error, tests/tests/full_disk.rs.)
 #[test]
 fn a_data_directory_turned_read_only_then_kill_9_repeats_nothing() {
-    if idgen_tests::needs::root_missing("a_data_directory_turned_read_only_then_kill_9_repeats_nothing") {
+    if idgen_tests::needs::root_missing(
+        "a_data_directory_turned_read_only_then_kill_9_repeats_nothing",
+    ) {
         return;
     }
     let disk = Ext4::mount("ticket-read-only", 8);

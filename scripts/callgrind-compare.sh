@@ -41,9 +41,9 @@ module() {
   # A lease held by one holder, renewed at every call (each renewal waits for the lease
   # witness file's fsync, as a holder's does).
   local grant
-  mapfile -t grant < <(redis-cli -p "$port" WORKERID.ACQUIRE bench TTL 60000 MAX 1)
+  mapfile -t grant < <(redis-cli -p "$port" WORKERID.ACQUIRE bench TTL 20000 MAX 1)
   echo "$(count "$pid" "$port" SNOWFLAKE.NEXT) $(count "$pid" "$port" DATESEQ.NEXT bench)" \
-    "$(count "$pid" "$port" WORKERID.RENEW bench "${grant[0]}" "${grant[1]}" TTL 60000)"
+    "$(count "$pid" "$port" WORKERID.RENEW bench "${grant[0]}" "${grant[1]}" TTL 20000)"
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$pid"
   wait "$pid" 2>/dev/null || true
 }

@@ -28,6 +28,7 @@ use crate::deferred::{Deferred, Event};
 use crate::error::{CommandError, LoadError};
 use crate::eviction::{Eviction, Keys};
 use crate::ffi::ctx::Ctx;
+use crate::files::journal::Durable;
 use crate::ids128::Ids128;
 use crate::leases::memory::Memory;
 use crate::leases::witness_file::LeaseWitness;

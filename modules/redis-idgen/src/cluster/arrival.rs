@@ -30,6 +30,7 @@ use idgen_core::dateseq::{counter_label, parse_counter};
 use redis_module::key::RedisKey;
 use redis_module::{Context, KeyType, RedisString, ScanKeyCursor};
 
+use crate::files::journal::Durable;
 use crate::state::State;
 
 /// Whether this server leaves a client on another database after a module hears an event of

@@ -23,13 +23,12 @@ use idgen_core::dateseq::{check_digits, compose, Period, ValueError};
 use idgen_core::{Clock, SqidCodec, SystemClock};
 
 use crate::args::Args;
+use crate::cmd::durable_reply::{once_written, Reply};
 use crate::cmd::form::Form;
 use crate::config::MAX_DATESEQ_COUNT;
 use crate::dateseq::counters::At;
-use crate::dateseq::witness_file::WitnessFile;
 use crate::error::CommandError;
 use crate::eviction::Keys;
-use crate::ffi::blocked::{Answer, Blocked};
 use crate::ffi::ctx::Ctx;
 use crate::ffi::key::{self, Step};
 use crate::state::State;
@@ -72,38 +71,20 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let form = req.form.exact_or_decimal(exact);
     let values = values(&req, first as u64, last as u64, s)?;
     match s.dateseq().file() {
-        Some(file) if wait => wait_for_file(ctx, file, form, values, s.sqids()),
-        _ => send(ctx, form, &values, s.sqids()),
-    }
-}
-
-/// Replies once the witness file holds the values: with the client blocked meanwhile, or (inside
-/// MULTI or a script, where no client can be blocked) after waiting here.
-#[cold]
-fn wait_for_file(
-    ctx: &Ctx,
-    file: &WitnessFile,
-    form: Form,
-    values: Values,
-    codec: &Arc<SqidCodec>,
-) -> Result<(), CommandError> {
-    match Blocked::<Waited>::block(ctx) {
-        Some(client) => {
-            let codec = Arc::clone(codec);
-            file.wait(Box::new(move |written| {
-                client.finish(Waited {
+        Some(file) if wait => {
+            let codec = Arc::clone(s.sqids());
+            once_written(
+                ctx,
+                file,
+                Waiting {
                     form,
                     values,
                     codec,
-                    written,
-                })
-            }));
-            Ok(())
+                },
+                CommandError::WitnessFile,
+            )
         }
-        None => {
-            file.wait_here().map_err(CommandError::WitnessFile)?;
-            send(ctx, form, &values, codec)
-        }
+        _ => send(ctx, form, &values, s.sqids()),
     }
 }
 
@@ -123,23 +104,16 @@ fn send(ctx: &Ctx, form: Form, values: &Values, codec: &SqidCodec) -> Result<(),
     }
 }
 
-/// A reply that waited for the witness file, and whether the file was written.
-pub struct Waited {
+/// A reply that waits for the witness file to hold its values.
+struct Waiting {
     form: Form,
     values: Values,
     codec: Arc<SqidCodec>,
-    written: Result<(), String>,
 }
 
-impl Answer for Waited {
-    fn answer(self, ctx: &Ctx) {
-        let sent = match self.written {
-            Ok(()) => send(ctx, self.form, &self.values, &self.codec),
-            Err(why) => Err(CommandError::WitnessFile(why)),
-        };
-        if let Err(e) = sent {
-            ctx.reply_error(&e);
-        }
+impl Reply for Waiting {
+    fn send(self, ctx: &Ctx) -> Result<(), CommandError> {
+        send(ctx, self.form, &self.values, &self.codec)
     }
 }
 

@@ -3,8 +3,9 @@
 //! witness file a restart reads (`crate::leases::witness_file`). A holder never learns of a
 //! grant or renewal that a failover or a restart could forget.
 
+use crate::cmd::durable_reply::{finish_once_written, once_written, Kept, Reply};
 use crate::error::CommandError;
-use crate::ffi::blocked::{Answer, Blocked};
+use crate::ffi::blocked::Blocked;
 use crate::ffi::ctx::Ctx;
 use crate::leases::pool::{Grant, Lease};
 use crate::leases::witness_file::LeaseWitness;
@@ -23,8 +24,10 @@ impl Ack {
             Ack::Renewal(_) => "WORKERID.RENEW",
         }
     }
+}
 
-    fn reply(&self, ctx: &Ctx) -> Result<(), CommandError> {
+impl Reply for Ack {
+    fn send(self, ctx: &Ctx) -> Result<(), CommandError> {
         match self {
             Ack::Grant(grant) => {
                 ctx.reply_array(4)?;
@@ -50,7 +53,7 @@ pub fn replica_wait_ms(ttl_ms: i64) -> i64 {
 
 /// A grant or renewal written, its client blocked until replicas hold it.
 pub struct Unacknowledged {
-    client: Blocked<Acked>,
+    client: Blocked<Kept<Ack>>,
     ack: Ack,
 }
 
@@ -60,7 +63,7 @@ impl Unacknowledged {
     /// # Errors
     /// Where the client cannot be blocked (inside MULTI or a script).
     pub fn block(ctx: &Ctx, ack: Ack) -> Result<Unacknowledged, CommandError> {
-        match Blocked::<Acked>::block(ctx) {
+        match Blocked::<Kept<Ack>>::block(ctx) {
             Some(client) => Ok(Unacknowledged { client, ack }),
             None => Err(CommandError::CannotWaitForReplicas(ack.command())),
         }
@@ -73,11 +76,11 @@ pub fn settle(waiting: Unacknowledged, held: Result<(), NotHeld>, witness: Optio
     let Unacknowledged { client, ack } = waiting;
     match held {
         Ok(()) => match witness {
-            Some(file) => file.wait(Box::new(move |written| {
-                let refused = written.err().map(CommandError::LeaseWitnessFile);
-                client.finish(Acked { ack, refused })
-            })),
-            None => client.finish(Acked { ack, refused: None }),
+            Some(file) => finish_once_written(client, file, ack, CommandError::LeaseWitnessFile),
+            None => client.finish(Kept {
+                reply: ack,
+                refused: None,
+            }),
         },
         Err(why) => {
             let refused = CommandError::NotReplicated {
@@ -86,54 +89,22 @@ pub fn settle(waiting: Unacknowledged, held: Result<(), NotHeld>, witness: Optio
                 held: why.held,
                 waited_ms: why.waited_ms,
             };
-            client.finish(Acked {
-                ack,
+            client.finish(Kept {
+                reply: ack,
                 refused: Some(refused),
             })
         }
     }
 }
 
-/// Replies once the witness file (if any) holds the namespace as this command left it: with
-/// the client blocked meanwhile, or (inside MULTI or a script, where no client can be blocked)
-/// after waiting here.
+/// Replies once the witness file (if any) holds the namespace as this command left it.
 pub fn when_witnessed(
     ctx: &Ctx,
     ack: Ack,
     witness: Option<&LeaseWitness>,
 ) -> Result<(), CommandError> {
-    let Some(file) = witness else {
-        return ack.reply(ctx);
-    };
-    match Blocked::<Acked>::block(ctx) {
-        Some(client) => {
-            file.wait(Box::new(move |written| {
-                let refused = written.err().map(CommandError::LeaseWitnessFile);
-                client.finish(Acked { ack, refused })
-            }));
-            Ok(())
-        }
-        None => {
-            file.wait_here().map_err(CommandError::LeaseWitnessFile)?;
-            ack.reply(ctx)
-        }
-    }
-}
-
-/// An acknowledgement that waited, and why it is refused, if it is.
-struct Acked {
-    ack: Ack,
-    refused: Option<CommandError>,
-}
-
-impl Answer for Acked {
-    fn answer(self, ctx: &Ctx) {
-        let sent = match self.refused {
-            None => self.ack.reply(ctx),
-            Some(why) => Err(why),
-        };
-        if let Err(e) = sent {
-            ctx.reply_error(&e);
-        }
+    match witness {
+        Some(file) => once_written(ctx, file, ack, CommandError::LeaseWitnessFile),
+        None => ack.send(ctx),
     }
 }

@@ -2,6 +2,7 @@
 //! feature folders' state, and replies. Registered in `lib.rs`.
 
 pub mod dateseq;
+pub mod durable_reply;
 pub mod form;
 pub mod lease_reply;
 pub mod seal;

@@ -12,6 +12,7 @@ use super::witness::{first_line_covers, Full, Lowered, Mark, Witnesses};
 use super::witness_file::{Ask, WitnessFile};
 use crate::error::CommandError;
 use crate::ffi::key::KeyNameCache;
+use crate::files::journal::Durable;
 
 /// A node's date-sequence counters, as far as it knows them.
 pub struct Counters {

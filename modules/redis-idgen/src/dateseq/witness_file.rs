@@ -26,7 +26,7 @@ use crate::dateseq::GRACE_MS;
 use idgen_core::{Clock, SystemClock};
 use idgen_durable as durable;
 
-use crate::files::journal::{Book, Journal, Waiter};
+use crate::files::journal::{Book, Durable, Journal, Waiter};
 
 /// The longest period a counter has (a leap year): a crashed run's window is kept this long.
 const LONGEST_PERIOD_MS: i64 = 366 * 86_400_000;
@@ -170,20 +170,6 @@ impl WitnessFile {
         self.journal.ask(ask);
     }
 
-    /// Has `waiter` told when every reservation asked so far is written (or failed).
-    pub fn wait(&self, waiter: Waiter) {
-        self.journal.wait(waiter);
-    }
-
-    /// Waits here until every reservation asked so far is written: for callers that cannot be
-    /// blocked (MULTI, scripts).
-    ///
-    /// # Errors
-    /// Why the write failed.
-    pub fn wait_here(&self) -> Result<(), String> {
-        self.journal.wait_here()
-    }
-
     /// Whether outcomes of writes wait for [`WitnessFile::confirmations`].
     #[inline]
     pub fn has_news(&self) -> bool {
@@ -247,6 +233,16 @@ impl WitnessFile {
         }
         durable::replace(&path, &ledger::render(None, &crashed, &entries))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+impl Durable for WitnessFile {
+    fn wait(&self, waiter: Waiter) {
+        self.journal.wait(waiter);
+    }
+
+    fn wait_here(&self) -> Result<(), String> {
+        self.journal.wait_here()
     }
 }
 

@@ -54,6 +54,19 @@ pub trait Book: Send + 'static {
 /// Told when the write that holds every line queued before it is synced, or failed.
 pub type Waiter = Box<dyn FnOnce(Result<(), String>) + Send>;
 
+/// A file a reply can wait for: both witness files (`crate::cmd::durable_reply`).
+pub trait Durable {
+    /// Has `waiter` told when every line asked so far is written (or failed).
+    fn wait(&self, waiter: Waiter);
+
+    /// Waits here until every line asked so far is written: for callers that cannot be
+    /// blocked (MULTI, scripts).
+    ///
+    /// # Errors
+    /// Why the write failed.
+    fn wait_here(&self) -> Result<(), String>;
+}
+
 /// The file and its writer. Dropping it writes what is queued and stops the thread.
 pub struct Journal<L> {
     path: PathBuf,

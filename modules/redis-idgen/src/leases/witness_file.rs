@@ -19,7 +19,7 @@ use crate::leases::witness_line::{self, Line, Witnessed};
 use idgen_core::{Clock, SystemClock};
 use idgen_durable as durable;
 
-use crate::files::journal::{Book, Journal, Waiter};
+use crate::files::journal::{Book, Durable, Journal, Waiter};
 
 /// The lease witness file and its writer.
 pub struct LeaseWitness {
@@ -102,19 +102,6 @@ impl LeaseWitness {
         self.journal.ask(line);
     }
 
-    /// Has `waiter` told when every line asked so far is written (or failed).
-    pub fn wait(&self, waiter: Waiter) {
-        self.journal.wait(waiter);
-    }
-
-    /// Waits here until every line asked so far is written.
-    ///
-    /// # Errors
-    /// Why the write failed.
-    pub fn wait_here(&self) -> Result<(), String> {
-        self.journal.wait_here()
-    }
-
     /// Writes made, lines written, acknowledgements that waited for a write.
     pub fn counts(&self) -> (u64, u64, u64) {
         self.journal.counts()
@@ -123,6 +110,16 @@ impl LeaseWitness {
     /// Why the last write failed, if it did.
     pub fn failure(&self) -> Option<String> {
         self.journal.failure()
+    }
+}
+
+impl Durable for LeaseWitness {
+    fn wait(&self, waiter: Waiter) {
+        self.journal.wait(waiter);
+    }
+
+    fn wait_here(&self) -> Result<(), String> {
+        self.journal.wait_here()
     }
 }
 

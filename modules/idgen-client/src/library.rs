@@ -138,39 +138,22 @@ pub(crate) fn server_ms(con: &mut impl redis::ConnectionLike) -> Result<i64, Lib
 
 /// The source of the library installed as functions, if any (`FUNCTION LIST WITHCODE`).
 fn installed_source(con: &mut impl redis::ConnectionLike) -> Result<Option<String>, LibraryError> {
-    let listed: redis::Value = redis::cmd("FUNCTION")
+    // One map per library (a flat array of names and values in RESP2); LIBRARYNAME matches
+    // by pattern, so the library named exactly.
+    let listed: Vec<std::collections::HashMap<String, redis::Value>> = redis::cmd("FUNCTION")
         .arg("LIST")
         .arg("LIBRARYNAME")
         .arg(NAME)
         .arg("WITHCODE")
         .query(con)?;
-    // An array of libraries, each a map (RESP3) or a flat array of names and values (RESP2);
-    // LIBRARYNAME matches by pattern, so the library named exactly.
-    let fields = |library: &redis::Value| -> Vec<(String, redis::Value)> {
-        match library {
-            redis::Value::Map(pairs) => pairs.clone(),
-            redis::Value::Array(flat) => flat
-                .chunks(2)
-                .filter_map(|pair| Some((pair[0].clone(), pair.get(1)?.clone())))
-                .collect(),
-            _ => Vec::new(),
-        }
-        .into_iter()
-        .filter_map(|(k, v)| Some((redis::from_redis_value::<String>(k).ok()?, v)))
-        .collect()
+    let text = |library: &std::collections::HashMap<String, redis::Value>, field: &str| {
+        let value = library.get(field)?.clone();
+        redis::from_redis_value::<String>(value).ok()
     };
-    let redis::Value::Array(libraries) = listed else {
-        return Ok(None);
-    };
-    for library in &libraries {
-        let fields = fields(library);
-        let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
-        let text = |name: &str| field(name).and_then(|v| redis::from_redis_value(v.clone()).ok());
-        if text("library_name").as_deref() == Some(NAME) {
-            return Ok(text("library_code"));
-        }
-    }
-    Ok(None)
+    Ok(listed
+        .iter()
+        .find(|library| text(library, "library_name").as_deref() == Some(NAME))
+        .and_then(|library| text(library, "library_code")))
 }
 
 /// Where the source declares its Sqids (between `-- BEGIN SQIDS` and `-- END SQIDS`).

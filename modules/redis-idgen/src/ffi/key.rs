@@ -175,7 +175,8 @@ impl Counter<'_> {
         };
         // SAFETY: a live command context and key name (as in `propagate_add`); opened for
         // reading beside the writable handle, which Redis allows within one context, and
-        // closed before the handle goes out of scope.
+        // closed before the handle goes out of scope. RM_GetAbsExpire only reads the key it is
+        // given (open, of any type; an empty one answers REDISMODULE_NO_EXPIRE).
         let expires_at_ms = unsafe {
             let key = open(
                 self.ctx.raw(),

@@ -251,7 +251,7 @@ extern "C" fn shutting_down(
         .get()
         .and_then(|m| entered(m, "the shutdown's witness write"))
     {
-        state.dateseq_mut().close_file();
+        state.dateseq_mut().close_file(SystemClock.now_ms());
     }
 }
 

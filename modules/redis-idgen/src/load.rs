@@ -80,7 +80,9 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
     let line = resumed.describe(&config.text(|c| &c.state_file));
     ffi::log(if resumed.warns() { "warning" } else { "notice" }, &line);
     let witness_file = match resolve(config, |c| &c.dateseq_witness_file)? {
-        Some(path) => Some(WitnessFile::open(path).map_err(LoadError::StateFile)?),
+        Some(path) => {
+            Some(WitnessFile::open(path, SystemClock.now_ms()).map_err(LoadError::StateFile)?)
+        }
         None => {
             ffi::log(
                 "warning",
@@ -92,10 +94,9 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
     };
     let lease_witness = match resolve(config, |c| &c.workerid_witness_file)? {
         Some(path) => {
-            let fence_ms = SystemClock
-                .now_ms()
-                .saturating_add(config.int(|c| &c.workerid_horizon_ms));
-            Some(LeaseWitness::open(path, fence_ms).map_err(LoadError::StateFile)?)
+            let now_ms = SystemClock.now_ms();
+            let fence_ms = now_ms.saturating_add(config.int(|c| &c.workerid_horizon_ms));
+            Some(LeaseWitness::open(path, (now_ms, fence_ms)).map_err(LoadError::StateFile)?)
         }
         None => {
             ffi::log(

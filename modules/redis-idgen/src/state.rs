@@ -28,6 +28,7 @@ use crate::deferred::{Deferred, Event};
 use crate::error::{CommandError, LoadError};
 use crate::eviction::{Eviction, Keys};
 use crate::ffi::ctx::Ctx;
+use crate::ffi::key::{CounterKeys, KeyNames};
 use crate::files::journal::Durable;
 use crate::ids128::Ids128;
 use crate::leases::memory::Memory;
@@ -105,6 +106,8 @@ pub struct State {
     snowflakes: Snowflakes,
     /// DATESEQ's counters: their witnesses, the witness file, which skip the failover gap.
     dateseq: Counters,
+    /// The Redis string of the counter key named last (`crate::ffi::key::CounterKeys`).
+    counter_names: KeyNames,
     /// What this node remembers of its lease namespaces.
     leases: Memory,
     /// Lease grants and renewals waiting for replicas to hold them, before their reply.
@@ -162,6 +165,7 @@ impl State {
             sealer: config.sealer().map_err(LoadError::Setting)?,
             snowflakes: Snowflakes::new(parts.ids, parts.reservation, parts.resumed),
             dateseq: Counters::new(calendar, witness_max(config), parts.witness_file),
+            counter_names: KeyNames::default(),
             leases: Memory::new(
                 parts.lease_witness,
                 lease_fence_from_now(config),
@@ -308,6 +312,14 @@ impl State {
     #[inline(always)]
     pub fn dateseq_mut(&mut self) -> &mut Counters {
         &mut self.dateseq
+    }
+
+    /// DATESEQ's counters, and their keys on this server for `ctx`'s command.
+    #[inline(always)]
+    pub fn dateseq_keys<'s>(&'s mut self, ctx: &'s Ctx) -> (&'s mut Counters, CounterKeys<'s>) {
+        let cluster = self.cluster.is_some();
+        let keys = CounterKeys::new(ctx, &mut self.counter_names, cluster);
+        (&mut self.dateseq, keys)
     }
 
     /// What this node remembers of its lease namespaces.

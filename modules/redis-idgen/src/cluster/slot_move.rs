@@ -11,10 +11,8 @@
 //! Cluster clients retry it until the counter has arrived or the move has ended. A counter
 //! this node holds is moved on as usual: `MIGRATE` takes the key whole, at its latest value.
 //!
-//! Asked only when the counter key is missing (a new period, or a move), through
-//! `CLUSTER KEYSLOT` and `CLUSTER NODES`: the module API tells no slot's state.
-
-use redis_module::{CallOptionsBuilder, CallReply, CallResult, Context};
+//! Asked only when the counter key is missing (a new period, or a move), by `crate::ffi::key`
+//! through `CLUSTER KEYSLOT` and `CLUSTER NODES`: the module API tells no slot's state.
 
 use crate::error::CommandError;
 
@@ -28,12 +26,13 @@ pub enum Moving {
 }
 
 /// Refuses with TRYAGAIN while the slot of the counter key `key` (missing on this node) is
-/// moving to or from this node.
+/// moving to or from this node: `slot` is its `CLUSTER KEYSLOT`, `nodes` this node's
+/// `CLUSTER NODES` (`None` where the node did not answer).
 ///
 /// # Errors
-/// [`CommandError::SlotMoving`] while it moves; [`CommandError::OutOfRange`] when Redis does
-/// not answer `CLUSTER KEYSLOT` or `CLUSTER NODES` (refused rather than risk a fresh counter).
-pub fn check(ctx: &Context, key: &[u8]) -> Result<(), CommandError> {
+/// [`CommandError::SlotMoving`] while it moves; [`CommandError::OutOfRange`] when Redis did
+/// not answer (refused rather than risk a fresh counter).
+pub fn check(key: &[u8], slot: Option<i64>, nodes: Option<&str>) -> Result<(), CommandError> {
     let asked = |what: &str| {
         CommandError::OutOfRange(format!(
             "could not ask this node {what} to check that the DATESEQ counter {} is not moving \
@@ -41,16 +40,9 @@ pub fn check(ctx: &Context, key: &[u8]) -> Result<(), CommandError> {
             crate::error::shown(key)
         ))
     };
-    let options = CallOptionsBuilder::new().errors_as_replies().build();
-    let slot = match ctx.call_ext::<_, CallResult>("CLUSTER", &options, &[&b"KEYSLOT"[..], key]) {
-        Ok(CallReply::I64(n)) => n.to_i64(),
-        _ => return Err(asked("CLUSTER KEYSLOT")),
-    };
-    let nodes = match ctx.call_ext::<_, CallResult>("CLUSTER", &options, &[&b"NODES"[..]]) {
-        Ok(CallReply::String(text)) => String::from_utf8_lossy(text.as_bytes()).into_owned(),
-        _ => return Err(asked("CLUSTER NODES")),
-    };
-    match moving(&nodes, slot) {
+    let slot = slot.ok_or_else(|| asked("CLUSTER KEYSLOT"))?;
+    let nodes = nodes.ok_or_else(|| asked("CLUSTER NODES"))?;
+    match moving(nodes, slot) {
         None => Ok(()),
         Some(how) => Err(CommandError::SlotMoving(format!(
             "DATESEQ counter {} is not on this node and its slot {slot} is {} here: retry once \
@@ -104,6 +96,23 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0
         assert_eq!(moving(NODES, 9), None);
         assert_eq!(moving(NODES, 7), None);
         assert_eq!(moving(NODES, 100), None);
+    }
+
+    #[test]
+    fn a_moving_slot_or_no_answer_is_refused() {
+        let key = b"{p}:20261129";
+        assert!(check(key, Some(100), Some(NODES)).is_ok());
+        let out = check(key, Some(93), Some(NODES)).unwrap_err().to_string();
+        assert!(
+            out.starts_with("TRYAGAIN") && out.contains("slot 93 is migrating away"),
+            "{out}"
+        );
+        let into = check(key, Some(77), Some(NODES)).unwrap_err().to_string();
+        assert!(into.contains("slot 77 is importing"), "{into}");
+        let unasked = check(key, None, Some(NODES)).unwrap_err().to_string();
+        assert!(unasked.contains("CLUSTER KEYSLOT"), "{unasked}");
+        let unasked = check(key, Some(93), None).unwrap_err().to_string();
+        assert!(unasked.contains("CLUSTER NODES"), "{unasked}");
     }
 
     #[test]

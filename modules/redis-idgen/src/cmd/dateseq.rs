@@ -19,18 +19,17 @@
 
 use std::sync::Arc;
 
-use idgen_core::dateseq::{check_digits, compose, Period, ValueError};
+use idgen_core::dateseq::{check_digits, compose, Period};
 use idgen_core::{Clock, SqidCodec, SystemClock};
 
 use crate::args::Args;
 use crate::cmd::durable_reply::{once_written, Reply};
 use crate::cmd::form::Form;
 use crate::config::MAX_DATESEQ_COUNT;
-use crate::dateseq::counters::At;
+use crate::dateseq::counters::{At, Issued};
 use crate::error::CommandError;
 use crate::eviction::Keys;
 use crate::ffi::ctx::Ctx;
-use crate::ffi::key::{self, Step};
 use crate::state::State;
 
 /// What a call asked for.
@@ -54,7 +53,7 @@ struct Request<'a> {
 /// of them then, since the values between first and last cannot be told from them.
 pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let result = parse(args, true, s).and_then(|req| issue(ctx, &req, s).map(|v| (req, v)));
-    let (req, (first, last, wait)) = match result {
+    let (req, Issued { first, last, wait }) = match result {
         Ok(ok) => ok,
         Err(e) => {
             s.dateseq_mut().refused();
@@ -66,10 +65,10 @@ pub fn next(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let exact = if req.sealed {
         !s.called_by_script(ctx)
     } else {
-        !needs_string(ctx, last, s)
+        !needs_string(ctx, last as i64, s)
     };
     let form = req.form.exact_or_decimal(exact);
-    let values = values(&req, first as u64, last as u64, s)?;
+    let values = values(&req, first, last, s)?;
     match s.dateseq().file() {
         Some(file) if wait => {
             let codec = Arc::clone(s.sqids());
@@ -140,88 +139,33 @@ fn needs_string(ctx: &Ctx, value: i64, s: &mut State) -> bool {
     value > 1 << 53 && s.called_by_script(ctx)
 }
 
-/// Moves the counter on by the request's count (after the failover gap, on the counter's first
-/// use since a promotion, and from above its witness if it was found below it); the first and
-/// last values issued, and whether the reply must wait for the witness file to hold them.
-fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<(i64, i64, bool), CommandError> {
+/// Moves the counter on by the request's count (`crate::dateseq::Counters::next` decides how):
+/// the values issued, and whether the reply must wait for the witness file to hold them.
+fn issue(ctx: &Ctx, req: &Request, s: &mut State) -> Result<Issued, CommandError> {
     let config = s.config();
     s.check_eviction(Keys::Counters, config.flag(|c| &c.accept_eviction))?;
-    let n = req.count.unwrap_or(1);
     let at = At {
         prefix: req.prefix,
         period: req.period,
         digits: req.digits,
+        count: req.count.unwrap_or(1),
         now_ms: SystemClock.now_ms(),
         failover_gap: config.int(|c| &c.dateseq_failover_gap) as u64,
+        ttl_ms: config.int(|c| &c.dateseq_ttl).saturating_mul(1000),
     };
-    let ttl_ms = config.int(|c| &c.dateseq_ttl).saturating_mul(1000);
-    let cluster = s.cluster().is_some();
-    let ((first, last), wait) = s.dateseq_mut().next(&at, |counter| {
-        let (name, day, gap) = (counter.name, counter.day, counter.gap);
-        key::advance(ctx, name, |old| {
-            if old.is_none() && cluster {
-                crate::cluster::slot_move::check(&ctx.safe(), name.as_slice())?;
-            }
-            let found = old.unwrap_or(0);
-            let base = counter.resume(found);
-            // Checked before anything is written: a spent day is an error, never a wrap.
-            let last = compose(day.date, req.digits, base + gap + n).map_err(|e| match e {
-                ValueError::SequenceOverflow { .. } if gap > 0 => {
-                    CommandError::OutOfRange(format!(
-                        "{e} after the failover gap of {gap} this counter skips once after a \
-                         promotion (idgen.dateseq-failover-gap): lower the gap or use more DIGITS"
-                    ))
-                }
-                // Spent only when not one more value fits; else it is this COUNT that does not.
-                ValueError::SequenceOverflow { .. }
-                    if compose(day.date, req.digits, base + 1).is_ok() =>
-                {
-                    let left = 10u64.pow(req.digits) - 1 - base;
-                    CommandError::OutOfRange(format!(
-                        "COUNT {n} does not fit: {left} values are left for {} in {} DIGITS",
-                        day.date, req.digits
-                    ))
-                }
-                // Spent by where the counter resumes, not by values this counter gave here.
-                ValueError::SequenceOverflow { .. } if base > found => {
-                    CommandError::OutOfRange(format!(
-                        "{e}: the counter resumes above {base}, where its witness stands (values \
-                         a crash of an earlier run may have handed out before the witness file \
-                         named the counter, or a lost or older key held), not at {found}; use \
-                         more DIGITS"
-                    ))
-                }
-                e => e.into(),
-            })?;
-            let step = Step {
-                by: base - found + gap + n,
-                expire_at_ms: day.end_ms.saturating_add(ttl_ms),
-            };
-            Ok((step, (base + gap + n, (last - (n as i64 - 1), last))))
-        })
-    })?;
-    Ok((first, last, wait))
+    let (counters, mut keys) = s.dateseq_keys(ctx);
+    counters.next(&at, &mut keys)
 }
 
 /// `DATESEQ.CURRENT prefix [DIGITS d] [STRING | SQIDS] [PERIOD day|month|year]`: the last value
 /// `DATESEQ.NEXT` gave in the period (today by default), or nil.
 pub fn current(ctx: &Ctx, args: Args, s: &mut State) -> Result<(), CommandError> {
     let req = parse(args, false, s)?;
-    let cluster = s.cluster().is_some();
-    let counter = s
-        .dateseq_mut()
-        .current(req.prefix, req.period, SystemClock.now_ms())?;
-    // A counter found below its witness is shown as the next call would carry it on.
-    let witnessed = counter.witnessed;
-    let found = key::read(ctx, counter.name)?;
-    if found.is_none() && cluster {
-        crate::cluster::slot_move::check(&ctx.safe(), counter.name.as_slice())?;
-    }
-    let seq = found.map(|seq| seq.max(witnessed));
-    let date = counter.day.date;
-    match seq.or((witnessed > 0).then_some(witnessed)) {
-        None | Some(0) => ctx.reply_null(),
-        Some(seq) => {
+    let now_ms = SystemClock.now_ms();
+    let (counters, mut keys) = s.dateseq_keys(ctx);
+    match counters.current(req.prefix, req.period, now_ms, &mut keys)? {
+        (_, 0) => ctx.reply_null(),
+        (date, seq) => {
             let value = compose(date, req.digits, seq)?;
             let form = req.form.exact_or_decimal(!needs_string(ctx, value, s));
             form.reply(ctx, value as u64, s.sqids())

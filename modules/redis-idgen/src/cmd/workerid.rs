@@ -16,11 +16,9 @@
 //! (`crate::leases::witness_file`: a restart knows which namespaces hold everything their
 //! holders were told, and fences only the others).
 
-use crate::leases::memory::Admitted;
-use crate::leases::pool::{LeaseError, Pool, Terms};
 use idgen_core::limits::DEFAULT_POOL;
 use idgen_core::{Clock, SystemClock};
-use redis_module::{CallOptionsBuilder, CallResult, Context, RedisValue};
+use redis_module::Context;
 
 use crate::args::Args;
 use crate::cmd::lease_reply::{replica_wait_ms, when_witnessed, Ack, Unacknowledged};
@@ -28,7 +26,10 @@ use crate::error::CommandError;
 use crate::eviction::Keys;
 use crate::ffi::blocked::may_block;
 use crate::ffi::ctx::Ctx;
+use crate::ffi::namespaces::Namespaces;
 use crate::ffi::{log, replicas};
+use crate::leases::namespace::Namespace;
+use crate::leases::pool::LeaseError;
 use crate::replica_acks::AUTO;
 use crate::state::State;
 
@@ -53,9 +54,7 @@ pub fn acquire(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandEr
     let max = u32::try_from(max).map_err(|_| LeaseError::BadMax(max))?;
     let primary = primary(ctx, s)?;
     let needed = replicas_needed(ctx, &primary, "WORKERID.ACQUIRE", s)?;
-    let (mut pool, terms, now) = open(&primary, ns, true, s)?;
-    let grant = pool.acquire(max, now, ttl, &terms)?;
-    write(&primary, ns, &pool, grant.worker_id, s)?;
+    let grant = open(&primary, ns, true, s)?.acquire(max, ttl)?;
     acknowledge(ctx, Ack::Grant(grant), needed, ttl, s)
 }
 
@@ -80,9 +79,7 @@ pub fn renew(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandErro
     let ttl = ttl.ok_or_else(|| missing("TTL"))?;
     let primary = primary(ctx, s)?;
     let needed = replicas_needed(ctx, &primary, "WORKERID.RENEW", s)?;
-    let (mut pool, terms, now) = open(&primary, ns, true, s)?;
-    let lease = pool.renew(worker_id, token, now, ttl, until, &terms)?;
-    write(&primary, ns, &pool, worker_id as u32, s)?;
+    let lease = open(&primary, ns, true, s)?.renew((worker_id, token), ttl, until)?;
     acknowledge(ctx, Ack::Renewal(lease), needed, ttl, s)
 }
 
@@ -174,9 +171,7 @@ pub fn release(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandEr
         }
     })?;
     let primary = primary(ctx, s)?;
-    let (mut pool, _, now) = open(&primary, ns, true, s)?;
-    pool.release(worker_id, token, now, used)?;
-    write(&primary, ns, &pool, worker_id as u32, s)?;
+    open(&primary, ns, true, s)?.release((worker_id, token), used)?;
     ctx.reply_ok()
 }
 
@@ -186,8 +181,7 @@ pub fn list(ctx: &Ctx, mut args: Args, s: &mut State) -> Result<(), CommandError
         return Err(CommandError::WrongArity);
     }
     let ns = args.next_bytes().ok_or(CommandError::WrongArity)?;
-    let (pool, _, now) = open(&primary(ctx, s)?, ns, false, s)?;
-    let live: Vec<_> = pool.live(now).collect();
+    let live = open(&primary(ctx, s)?, ns, false, s)?.live();
     ctx.reply_array(live.len())?;
     for (worker_id, lease) in live {
         ctx.reply_array(4)?;
@@ -224,121 +218,21 @@ fn holder(args: &mut Args) -> Result<(i64, u64), CommandError> {
     Ok((worker_id, token))
 }
 
-/// The namespace's pool, reset first if it went back since this process last saw it (written
-/// back at once, so the reset holds whatever the command does next); the terms every grant
-/// follows, and the clock.
-fn open(
-    ctx: &Context,
-    ns: &[u8],
+/// Namespace `ns` of this server, open for one command at the clock's time
+/// (`crate::leases::namespace`).
+fn open<'a>(
+    ctx: &'a Context,
+    ns: &'a [u8],
     writable: bool,
-    s: &mut State,
-) -> Result<(Pool, Terms, i64), CommandError> {
-    let mut pool = read(ctx, ns)?;
-    let now = SystemClock.now_ms();
+    s: &'a mut State,
+) -> Result<Namespace<'a, Namespaces<'a>>, CommandError> {
     let horizon_ms = s.config().int(|c| &c.workerid_horizon_ms);
-    let terms = Terms {
-        horizon_ms,
-        fence_horizon_ms: s.leases().fence_horizon_ms(horizon_ms, now),
-        fence_ms: s.leases().fence_ms(),
-    };
-    match s.leases_mut().admit(ns, &mut pool, writable, now, &terms)? {
-        Admitted::AsItIs | Admitted::UnknownRead => {}
-        Admitted::Reset => {
-            log(
-                "warning",
-                &format!(
-                    "idgen: namespace {} went back (deleted, expired, evicted, flushed or \
-                     restored from an older copy): its earlier leases are void and grants \
-                     start above {}",
-                    String::from_utf8_lossy(ns),
-                    pool.grant_above_ms
-                ),
-            );
-            write(ctx, ns, &pool, u32::MAX, s)?;
-        }
-        Admitted::Fenced => {
-            log(
-                "warning",
-                &format!(
-                    "idgen: namespace {} holds leases the lease witness file never saw \
-                     (restored from elsewhere, or loaded before the file existed): grants \
-                     start above {}",
-                    String::from_utf8_lossy(ns),
-                    pool.grant_above_ms
-                ),
-            );
-            write(ctx, ns, &pool, u32::MAX, s)?;
-        }
-    }
-    Ok((pool, terms, now))
-}
-
-/// The namespace's pool (empty when the key does not exist).
-fn read(ctx: &Context, ns: &[u8]) -> Result<Pool, CommandError> {
-    let reply = ctx
-        .call("HGETALL", &[ns])
-        .map_err(|e| match e.to_string() {
-            t if t.starts_with("WRONGTYPE") => CommandError::WrongType,
-            t => CommandError::OutOfRange(t),
-        })?;
-    let RedisValue::Array(items) = reply else {
-        return Err(LeaseError::Corrupt("not a hash".into()).into());
-    };
-    let texts: Vec<String> = items
-        .into_iter()
-        .map(text)
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            CommandError::from(LeaseError::Corrupt("a field that is not text".into()))
-        })?;
-    let pairs = texts.chunks(2).filter_map(|p| match p {
-        [f, v] => Some((f.as_str(), v.as_str())),
-        _ => None,
-    });
-    Ok(Pool::from_fields(pairs)?)
-}
-
-fn text(value: RedisValue) -> Option<String> {
-    match value {
-        RedisValue::BulkString(s) | RedisValue::SimpleString(s) => Some(s),
-        RedisValue::StringBuffer(b) => String::from_utf8(b).ok(),
-        RedisValue::BulkRedisString(s) => s.try_as_str().ok().map(str::to_string),
-        _ => None,
-    }
-}
-
-/// Writes what changed for `worker_id` as one `HSET` of absolute values, propagated as is, and
-/// drops any expiry the namespace was given; remembers the namespace's token.
-fn write(
-    ctx: &Context,
-    ns: &[u8],
-    pool: &Pool,
-    worker_id: u32,
-    s: &mut State,
-) -> Result<(), CommandError> {
-    let fields = pool.fields_of(worker_id);
-    let mut args: Vec<&[u8]> = vec![ns];
-    for (field, value) in &fields {
-        args.push(field.as_bytes());
-        args.push(value.as_bytes());
-    }
-    let options = CallOptionsBuilder::new().replicate().build();
-    let failed = |e: redis_module::ErrorReply| {
-        CommandError::OutOfRange(format!(
-            "could not write the namespace: {}",
-            e.to_utf8_string().unwrap_or_default()
-        ))
-    };
-    let result: CallResult = ctx.call_ext("HSET", &options, args.as_slice());
-    result.map_err(failed)?;
-    // What the hash now holds, whatever follows: else the next call would find its own record
-    // "changed by hand".
-    let lease = pool.leases.get(&worker_id).copied();
-    s.leases_mut()
-        .wrote(ns, pool, worker_id, lease, SystemClock.now_ms());
-    // A namespace that expires would hand its worker IDs out again (PERSIST of a key without
-    // an expiry changes nothing and is not propagated).
-    let result: CallResult = ctx.call_ext("PERSIST", &options, &[ns]);
-    result.map_err(failed)?;
-    Ok(())
+    let keys = Namespaces::new(ctx);
+    Namespace::open(
+        s.leases_mut(),
+        keys,
+        ns,
+        writable,
+        (SystemClock.now_ms(), horizon_ms),
+    )
 }

@@ -2,24 +2,25 @@
 //! failover gap, every counter's witness, the witness file, and the counts INFO shows.
 //! Handlers reach it through these methods.
 
-use idgen_core::dateseq::{most_in, Calendar, Day, DayCache, Period, MAX_DIGITS};
-use redis_module::RedisString;
+use idgen_core::dateseq::{most_in, Calendar, DayCache, Period, MAX_DIGITS};
 
 use super::fence::Fence;
+use super::key_name::LastKey;
+use super::keys::{CounterKeys, OpenCounter, Step};
 use super::ledger::{Entry, Ledger};
+use super::plan::{plan, Counted};
 use super::stats::Stats;
-use super::witness::{first_line_covers, Full, Lowered, Mark, Witnesses};
+use super::witness::{first_line_covers, Full, Lowered, Witnesses};
 use super::witness_file::{Ask, WitnessFile};
 use crate::error::CommandError;
-use crate::ffi::key::KeyNameCache;
 use crate::files::journal::Durable;
 
 /// A node's date-sequence counters, as far as it knows them.
 pub struct Counters {
     /// Today's date in the configured zone.
     days: DayCache,
-    /// The counter key name last used.
-    key_names: KeyNameCache,
+    /// The counter key named last.
+    last_key: LastKey,
     /// Which counters still skip the failover gap in this term (since the last promotion).
     fence: Fence,
     /// How far each counter went in its period: a counter found below it continues above it.
@@ -29,47 +30,27 @@ pub struct Counters {
     stats: Stats,
 }
 
-/// Which counter a call moves on, and what of the configuration it needs.
+/// Which counter a call moves on, by how much, and what of the configuration it needs.
 pub struct At<'a> {
     pub prefix: &'a [u8],
     pub period: Period,
     pub digits: u32,
+    /// How many values the call issues.
+    pub count: u64,
     pub now_ms: i64,
     /// `idgen.dateseq-failover-gap`: skipped on the counter's first use in a term.
     pub failover_gap: u64,
+    /// `idgen.dateseq-ttl`, in ms: how long a counter key outlives its period.
+    pub ttl_ms: i64,
 }
 
-/// One call's counter, while the call moves it on.
-pub struct Counter<'a> {
-    /// The counter's period.
-    pub day: Day,
-    /// The values to skip before this call's: the failover gap, or 0.
-    pub gap: u64,
-    /// The counter's key.
-    pub name: &'a RedisString,
-    mark: Mark,
-    /// Where a crash of an earlier run lifts the counter at this call's DIGITS (0 for none).
-    floor: u64,
-    lowered: Option<Lowered>,
-}
-
-impl Counter<'_> {
-    /// Where the counter, found at `found`, continues from: `found`, or above a crash's floor
-    /// or its witness if it is below them.
-    #[inline]
-    pub fn resume(&mut self, found: u64) -> u64 {
-        let (base, lowered) = self.mark.resume(found, self.floor);
-        self.lowered = lowered;
-        base
-    }
-}
-
-/// What DATESEQ.CURRENT reads.
-pub struct Current<'a> {
-    pub day: Day,
-    pub name: &'a RedisString,
-    /// The highest value this node handed out from the counter (0 for none).
-    pub witnessed: u64,
+/// What a call issued: the values `first..=last`, and whether the reply must wait for the
+/// witness file to hold them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Issued {
+    pub first: u64,
+    pub last: u64,
+    pub wait: bool,
 }
 
 impl Counters {
@@ -92,7 +73,7 @@ impl Counters {
         }
         Counters {
             days: DayCache::new(calendar),
-            key_names: KeyNameCache::default(),
+            last_key: LastKey::default(),
             fence: Fence::new(),
             witnesses,
             file: file.map(|(file, _)| file),
@@ -100,23 +81,19 @@ impl Counters {
         }
     }
 
-    /// Moves the counter `at` names on: `advance` is given it (its period, its gap, its key)
-    /// and returns the highest value it handed out, with what the caller keeps. Then the
+    /// Moves the counter `at` names on, in `keys`: past the failover gap on its first use in a
+    /// term, and from above its witness (or a crash's floor) if it is found below it. Then the
     /// witness notes it, the witness file is asked for the next block when one is due, and a
-    /// counter found below its witness is logged. Also returns whether the reply must wait for
-    /// the witness file to hold the values.
+    /// counter found below its witness is logged.
     ///
     /// # Errors
-    /// The prefix cannot name a key, a new counter finds the witnesses full, or `advance`'s.
+    /// The prefix cannot name a key, a new counter finds the witnesses full, the values do not
+    /// fit the DIGITS ([`plan`]), or `keys`' own: nothing is written then.
     #[inline(always)]
-    pub fn next<T>(
-        &mut self,
-        at: &At,
-        advance: impl FnOnce(&mut Counter<'_>) -> Result<(u64, T), CommandError>,
-    ) -> Result<(T, bool), CommandError> {
+    pub fn next(&mut self, at: &At, keys: &mut impl CounterKeys) -> Result<Issued, CommandError> {
         let Counters {
             days,
-            key_names,
+            last_key,
             fence,
             witnesses,
             file,
@@ -128,7 +105,7 @@ impl Counters {
         let day = days.period_of(at.now_ms, at.period);
         let fenced = fence.needs_gap(at.prefix, day.date);
         let gap = if fenced { at.failover_gap } else { 0 };
-        let (name, witness) = key_names.get(at.prefix, day.date, |k| witnesses.name(k))?;
+        let (name, witness) = last_key.get(at.prefix, day.date, |k| witnesses.name(k))?;
         let known = witnesses.mark(witness).is_some();
         let most = most_in(at.digits);
         let first_line = first_line_covers(most);
@@ -140,16 +117,25 @@ impl Counters {
         let mark = witnesses
             .slot(witness, day.end_ms, at.now_ms)
             .map_err(|full| CommandError::OutOfRange(full.to_string()))?;
-        let mut counter = Counter {
-            day,
-            gap,
-            name,
-            mark: *mark,
-            floor,
-            lowered: None,
-        };
-        let (seq, kept) = match advance(&mut counter) {
-            Ok(done) => done,
+        let moved = keys.open(name).and_then(|counter| {
+            let found = counter.found().unwrap_or(0);
+            let (base, lowered) = mark.resume(found, floor);
+            let counted = Counted {
+                date: day.date,
+                digits: at.digits,
+                found,
+                base,
+                gap,
+            };
+            let planned = plan(counted, at.count)?;
+            counter.advance(Step {
+                by: planned.highest - found,
+                expire_at_ms: day.end_ms.saturating_add(at.ttl_ms),
+            })?;
+            Ok((planned, lowered))
+        });
+        let (planned, lowered) = match moved {
+            Ok(moved) => moved,
             Err(refused) => {
                 // A refused call hands out nothing: it leaves no witness it made (which would
                 // show a crash floor as values given).
@@ -159,51 +145,52 @@ impl Counters {
                 return Err(refused);
             }
         };
-        let lowered = counter.lowered;
-        mark.note(seq);
-        let reserve = mark.reserve(seq, at.now_ms, most, first_line);
+        mark.note(planned.highest);
+        let reserve = mark.reserve(planned.highest, at.now_ms, most, first_line);
         if let (Some(upto), Some(file)) = (reserve.ask, &*file) {
             file.ask(Ask {
                 name: witness,
                 entry: Entry {
                     ends_ms: day.end_ms,
                     reserved: upto,
-                    name: key_names.bytes().to_vec(),
+                    name: last_key.bytes().to_vec(),
                 },
             });
         }
         if let Some(lowered) = lowered {
             stats.found_lowered();
-            log_lowered(key_names.bytes(), lowered);
+            log_lowered(last_key.bytes(), lowered);
         }
         if fenced {
             fence.pass(at.prefix, day.date);
             stats.took_gap(gap);
         }
-        Ok((kept, reserve.wait))
+        Ok(Issued {
+            first: planned.first,
+            last: planned.last,
+            wait: reserve.wait,
+        })
     }
 
-    /// The counter of `prefix` in `period` at `now_ms`, to read.
+    /// The last value the counter of `prefix` in `period` gave at `now_ms` (0 for none), as
+    /// `keys` hold it; a counter found below its witness is shown as the next call would carry
+    /// it on. With the period's date.
     ///
     /// # Errors
-    /// The prefix cannot name a key.
+    /// The prefix cannot name a key, or `keys`' own.
     pub fn current(
         &mut self,
         prefix: &[u8],
         period: Period,
         now_ms: i64,
-    ) -> Result<Current<'_>, CommandError> {
+        keys: &mut impl CounterKeys,
+    ) -> Result<(u32, u64), CommandError> {
         let day = self.days.period_of(now_ms, period);
         let witnesses = &self.witnesses;
-        let (name, witness) = self
-            .key_names
-            .get(prefix, day.date, |k| witnesses.name(k))?;
+        let (name, witness) = self.last_key.get(prefix, day.date, |k| witnesses.name(k))?;
         let witnessed = witnesses.mark(witness).map_or(0, |m| m.highest);
-        Ok(Current {
-            day,
-            name,
-            witnessed,
-        })
+        let found = keys.read(name)?;
+        Ok((day.date, found.unwrap_or(0).max(witnessed)))
     }
 
     /// A counter `key` of `period`, labelled `label`, arrived from another node at `value`: its
@@ -276,13 +263,13 @@ impl Counters {
 
     /// At a clean shutdown: rewrites the witness file with what each counter actually handed
     /// out, so the next start skips nothing.
-    pub fn close_file(&mut self) {
+    pub fn close_file(&mut self, now_ms: i64) {
         let witnesses = &self.witnesses;
         let Some(file) = &mut self.file else {
             return;
         };
         let handed_out = |key: &[u8]| witnesses.mark(witnesses.name(key)).map(|m| m.highest);
-        match file.close_exact(handed_out) {
+        match file.close_exact(handed_out, now_ms) {
             Ok(()) => crate::ffi::log(
                 "notice",
                 &format!(
@@ -372,3 +359,7 @@ fn log_lowered(key: &[u8], lowered: Lowered) {
         ),
     );
 }
+
+#[cfg(test)]
+#[path = "counters_tests.rs"]
+mod tests;

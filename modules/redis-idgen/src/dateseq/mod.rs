@@ -1,4 +1,6 @@
-//! Date sequences' server-side bookkeeping, all of it owned by [`Counters`]: which counters must
+//! Date sequences' server-side decisions and bookkeeping, all of it owned by [`Counters`], which
+//! moves counters on through the key interface [`keys`] (Redis's keys in `crate::ffi::key`) at
+//! the time it is given: what one call issues ([`plan`]), which counters must
 //! skip ahead after a promotion ([`fence`]), how far each counter went ([`witness`]), how far it
 //! is reserved on disk ([`ledger`]), the witness file that holds those reservations
 //! ([`witness_file`]), and the counts INFO shows ([`stats`]). The calendar, counter keys and
@@ -6,7 +8,10 @@
 
 pub mod counters;
 pub mod fence;
+pub mod key_name;
+pub mod keys;
 pub mod ledger;
+pub mod plan;
 pub mod stats;
 pub mod witness;
 pub mod witness_file;

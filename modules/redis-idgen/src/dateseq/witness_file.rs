@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex};
 use crate::dateseq::ledger::{self, Crashed, Entry, Ledger};
 use crate::dateseq::witness::NEW_COUNTER_BLOCK;
 use crate::dateseq::GRACE_MS;
-use idgen_core::{Clock, SystemClock};
 use idgen_durable as durable;
 
 use crate::files::journal::{Book, Durable, Journal, Waiter};
@@ -95,9 +94,9 @@ impl Book for Reservations {
     }
 
     /// One line per counter of a live period.
-    fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
+    fn rewrite(&mut self, text: &[u8], now_ms: i64) -> Result<(Vec<u8>, u64), String> {
         let found = ledger::parse(text).map_err(|e| e.to_string())?;
-        let entries = ledger::fold(found.entries, SystemClock.now_ms());
+        let entries = ledger::fold(found.entries, now_ms);
         let text = ledger::render(Some(self.every), &self.crashed, &entries);
         Ok((text, entries.len() as u64))
     }
@@ -110,7 +109,7 @@ impl WitnessFile {
     /// # Errors
     /// When another process holds the lock, or the file cannot be read, is not this module's,
     /// or cannot be written: the module must not load then, and the file is left as it was.
-    pub fn open(path: PathBuf) -> Result<(WitnessFile, Ledger), String> {
+    pub fn open(path: PathBuf, now: i64) -> Result<(WitnessFile, Ledger), String> {
         let lock_file = durable::lock(
             &path,
             "two servers on one DATESEQ witness file would take each other's reservations for \
@@ -124,7 +123,6 @@ impl WitnessFile {
                 path.display()
             )
         })?;
-        let now = SystemClock.now_ms();
         let entries = ledger::fold(found.entries, now);
         // A run that left its `every` line crashed: its window closes now, and is kept as long
         // as a period that overlapped it can be under way.
@@ -204,13 +202,17 @@ impl WitnessFile {
     ///
     /// # Errors
     /// When the file cannot be read or written; it then keeps the reservations, which are safe.
-    pub fn close_exact(&mut self, handed_out: impl Fn(&[u8]) -> Option<u64>) -> Result<(), String> {
+    pub fn close_exact(
+        &mut self,
+        handed_out: impl Fn(&[u8]) -> Option<u64>,
+        now_ms: i64,
+    ) -> Result<(), String> {
         self.journal.stop();
         let path = self.journal.path().to_path_buf();
         let text = durable::read(&path).map_err(|e| e.to_string())?;
         let found = ledger::parse(text.unwrap_or_default().as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut entries = ledger::fold(found.entries, SystemClock.now_ms());
+        let mut entries = ledger::fold(found.entries, now_ms);
         for entry in &mut entries {
             if let Some(highest) = handed_out(&entry.name) {
                 entry.reserved = entry.reserved.min(highest);
@@ -223,11 +225,10 @@ impl WitnessFile {
         let mut crashed = found.crashed;
         if let Some((floor, from_ms)) = found.every {
             if self.journal.failed_once() {
-                let to_ms = SystemClock.now_ms();
                 crashed.push(Crashed {
                     floor,
                     from_ms,
-                    to_ms,
+                    to_ms: now_ms,
                 });
             }
         }

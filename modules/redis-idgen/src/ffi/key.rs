@@ -1,5 +1,6 @@
-//! The per-day counter key, read and rewritten in place through redis-module's key API, so its
-//! TTL is kept and no command is executed on the module's behalf.
+//! DATESEQ's key interface (`crate::dateseq::keys`) on Redis: the per-day counter key, read and
+//! rewritten in place through redis-module's key API, so its TTL is kept and no command is
+//! executed on the module's behalf.
 //!
 //! Raw calls remain only for propagation: `RM_Replicate` with the `s`/`sl` formats and
 //! `RM_NotifyKeyspaceEvent` with a static event name. Through the crate's `replicate` and
@@ -8,147 +9,185 @@
 
 use std::os::raw::c_longlong;
 
-use idgen_core::dateseq::{counter_key, parse_counter};
-use redis_module::key::{RedisKey, RedisKeyWritable};
-use redis_module::{raw, AclPermissions, KeyType, RedisString};
+use idgen_core::dateseq::parse_counter;
+use redis_module::key::{RedisKey, RedisKeyWritable, StringDMA};
+use redis_module::{
+    raw, AclPermissions, CallOptionsBuilder, CallReply, CallResult, KeyType, RedisString,
+};
 
 use super::api;
 use super::ctx::Ctx;
+use crate::cluster::slot_move;
+use crate::dateseq::{self, keys::OpenCounter, keys::Step};
 use crate::digits::decimal;
 use crate::error::CommandError;
 
-/// The counter key name last used, kept between calls: most calls name the same prefix on the
-/// same day, and naming the key afresh (and making a Redis string of it, and hashing it for its
-/// witness) would cost more than the rest of the call's own work.
+/// The Redis string of the counter key named last, kept between calls (making one costs more
+/// than the rest of a call's own work).
 #[derive(Default)]
-pub struct KeyNameCache {
-    prefix: Vec<u8>,
-    date: u32,
+pub struct KeyNames {
+    bytes: Vec<u8>,
     name: Option<RedisString>,
-    /// The name's witness name (`crate::dateseq::witness::Witnesses::name`).
-    witness: u64,
-    buf: Vec<u8>,
 }
 
 // SAFETY: the cached Redis string is only touched on Redis's main thread, inside commands (the
 // cache lives in the module's state, which only commands and Redis's events lock).
-unsafe impl Send for KeyNameCache {}
+unsafe impl Send for KeyNames {}
 
-impl KeyNameCache {
-    /// The Redis string naming the counter key of `prefix` on `date`, and what `witness_name`
-    /// makes of the key's bytes (worked out only when the key changes).
-    ///
-    /// # Errors
-    /// The prefix cannot name a key ([`counter_key`]'s errors).
-    pub fn get(
-        &mut self,
-        prefix: &[u8],
-        date: u32,
-        witness_name: impl FnOnce(&[u8]) -> u64,
-    ) -> Result<(&RedisString, u64), CommandError> {
-        let fresh = self.name.is_some() && self.date == date && self.prefix == prefix;
-        if !fresh {
-            counter_key(prefix, date, &mut self.buf)?;
-            self.prefix.clear();
-            self.prefix.extend_from_slice(prefix);
-            self.date = date;
-            self.witness = witness_name(&self.buf);
-            let name = RedisString::create_from_slice(std::ptr::null_mut(), &self.buf);
-            self.name = Some(name);
+impl KeyNames {
+    /// The Redis string naming `bytes`.
+    #[inline]
+    fn get(&mut self, bytes: &[u8]) -> &RedisString {
+        if self.bytes != bytes {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(bytes);
+            self.name = None;
         }
-        match &self.name {
-            Some(name) => Ok((name, self.witness)),
-            None => Err(CommandError::MissingApi("RedisModule_CreateString")),
-        }
-    }
-
-    /// The bytes of the key name last made.
-    pub fn bytes(&self) -> &[u8] {
-        &self.buf
+        let bytes = &self.bytes;
+        self.name
+            .get_or_insert_with(|| RedisString::create_from_slice(std::ptr::null_mut(), bytes))
     }
 }
 
-/// The counter key, open for writing; closed on drop.
-pub struct Counter<'c> {
+/// DATESEQ's counters as this server's string keys, for one command: each read and rewritten in
+/// place through one DMA handle, so its TTL is kept and no command runs on the module's behalf.
+pub struct CounterKeys<'c> {
     ctx: &'c Ctx,
-    name: &'c RedisString,
-    key: RedisKeyWritable,
+    names: &'c mut KeyNames,
+    /// Whether this node is in a Cluster, where a missing counter may be on its way
+    /// (`crate::cluster::slot_move`).
+    cluster: bool,
+    /// The key open for writing, closed on drop.
+    open: Option<RedisKeyWritable>,
 }
 
-/// How [`advance`] moves a counter on: by `by`, and when it is created, expiring at
-/// `expire_at_ms`.
-pub struct Step {
-    pub by: u64,
-    pub expire_at_ms: i64,
-}
-
-/// Today's value of the counter key `name`, `None` when it does not exist.
-///
-/// # Errors
-/// NOPERM when the caller may not read it, WRONGTYPE for a non-string key,
-/// [`CommandError::BadCounter`] for a non-numeric string.
-pub fn read(ctx: &Ctx, name: &RedisString) -> Result<Option<u64>, CommandError> {
-    check_acl(ctx, name, false)?;
-    let key = RedisKey::open(ctx.raw(), name);
-    match key.key_type() {
-        KeyType::Empty => Ok(None),
-        KeyType::String => match key.read() {
-            Ok(Some(text)) => parse_counter(text)
-                .map(Some)
-                .ok_or(CommandError::BadCounter),
-            _ => Err(CommandError::BadCounter),
-        },
-        _ => Err(CommandError::WrongType),
+impl<'c> CounterKeys<'c> {
+    pub fn new(ctx: &'c Ctx, names: &'c mut KeyNames, cluster: bool) -> Self {
+        CounterKeys {
+            ctx,
+            names,
+            cluster,
+            open: None,
+        }
     }
 }
 
-/// Moves the counter key `name` on by the step that `plan` makes of its value (`None` when it
-/// does not exist), and propagates the write; `plan`'s error leaves the key as it was. The value
-/// is read and rewritten through one DMA handle.
+impl dateseq::keys::CounterKeys for CounterKeys<'_> {
+    type Open<'k>
+        = Counter<'k>
+    where
+        Self: 'k;
+
+    /// NOPERM when the caller may not read it, WRONGTYPE for a non-string key,
+    /// [`CommandError::BadCounter`] for a non-numeric string, TRYAGAIN for a missing one whose
+    /// slot moves.
+    fn read(&mut self, bytes: &[u8]) -> Result<Option<u64>, CommandError> {
+        let name = self.names.get(bytes);
+        check_acl(self.ctx, name, false)?;
+        let key = RedisKey::open(self.ctx.raw(), name);
+        let found = match key.key_type() {
+            KeyType::Empty => None,
+            KeyType::String => match key.read() {
+                Ok(Some(text)) => Some(parse_counter(text).ok_or(CommandError::BadCounter)?),
+                _ => return Err(CommandError::BadCounter),
+            },
+            _ => return Err(CommandError::WrongType),
+        };
+        if found.is_none() && self.cluster {
+            slot_moving(self.ctx, bytes)?;
+        }
+        Ok(found)
+    }
+
+    /// NOPERM when the caller's ACL user may not write the key (the command declares the
+    /// prefix as its key, so Redis itself only checked the prefix), and as [`Self::read`].
+    fn open(&mut self, bytes: &[u8]) -> Result<Counter<'_>, CommandError> {
+        let CounterKeys {
+            ctx,
+            names,
+            cluster,
+            open,
+        } = self;
+        let name = names.get(bytes);
+        check_acl(ctx, name, true)?;
+        let key = &*open.insert(RedisKeyWritable::open(ctx.raw(), name));
+        let (dma, found) = match key.key_type() {
+            KeyType::Empty => {
+                if *cluster {
+                    slot_moving(ctx, bytes)?;
+                }
+                (None, None)
+            }
+            KeyType::String => {
+                let dma = key.as_string_dma().map_err(|_| CommandError::BadCounter)?;
+                let found = parse_counter(&dma).ok_or(CommandError::BadCounter)?;
+                (Some(dma), Some(found))
+            }
+            _ => return Err(CommandError::WrongType),
+        };
+        Ok(Counter {
+            ctx,
+            name,
+            key,
+            dma,
+            found,
+        })
+    }
+}
+
+/// A counter key, open for writing.
+pub struct Counter<'k> {
+    ctx: &'k Ctx,
+    name: &'k RedisString,
+    key: &'k RedisKeyWritable,
+    /// The value's bytes, when the key exists.
+    dma: Option<StringDMA<'k>>,
+    found: Option<u64>,
+}
+
+impl OpenCounter for Counter<'_> {
+    fn found(&self) -> Option<u64> {
+        self.found
+    }
+
+    /// Propagated as `INCR`/`INCRBY` (and `PEXPIREAT` when created or lifted).
+    fn advance(mut self, step: Step) -> Result<(), CommandError> {
+        let (Some(dma), Some(old)) = (&mut self.dma, self.found) else {
+            return self.create(step.by, step.expire_at_ms);
+        };
+        let mut buf = [0u8; 20];
+        if dma.write(decimal(old + step.by, &mut buf)).is_err() {
+            return Err(CommandError::BadCounter);
+        }
+        self.propagate_add(step.by)?;
+        // A key given a shorter life (made under another time zone, or an expiry set by hand)
+        // lives at least to the end of its period in the zone now in force.
+        if self.expires_before(step.expire_at_ms) {
+            self.expire_at(step.expire_at_ms)?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses with TRYAGAIN while the slot of the counter key `key` (missing on this node) is
+/// moving to or from this node, asked through `CLUSTER KEYSLOT` and `CLUSTER NODES` (the module
+/// API tells no slot's state).
 ///
 /// # Errors
-/// NOPERM when the caller's ACL user may not write the key (the command declares the prefix
-/// as its key, so Redis itself only checked the prefix), WRONGTYPE for a non-string key,
-/// [`CommandError::BadCounter`] for a non-numeric string, and `plan`'s errors.
-pub fn advance<T>(
-    ctx: &Ctx,
-    name: &RedisString,
-    plan: impl FnOnce(Option<u64>) -> Result<(Step, T), CommandError>,
-) -> Result<T, CommandError> {
-    check_acl(ctx, name, true)?;
-    let counter = Counter {
-        ctx,
-        name,
-        key: RedisKeyWritable::open(ctx.raw(), name),
+/// `crate::cluster::slot_move::check`'s.
+#[cold]
+fn slot_moving(ctx: &Ctx, key: &[u8]) -> Result<(), CommandError> {
+    let ctx = ctx.safe();
+    let options = CallOptionsBuilder::new().errors_as_replies().build();
+    let slot = match ctx.call_ext::<_, CallResult>("CLUSTER", &options, &[&b"KEYSLOT"[..], key]) {
+        Ok(CallReply::I64(n)) => Some(n.to_i64()),
+        _ => None,
     };
-    match counter.key.key_type() {
-        KeyType::Empty => {
-            let (step, planned) = plan(None)?;
-            counter.create(step.by, step.expire_at_ms)?;
-            Ok(planned)
-        }
-        KeyType::String => {
-            let Ok(mut dma) = counter.key.as_string_dma() else {
-                return Err(CommandError::BadCounter);
-            };
-            let Some(old) = parse_counter(&dma) else {
-                return Err(CommandError::BadCounter);
-            };
-            let (step, planned) = plan(Some(old))?;
-            let mut buf = [0u8; 20];
-            if dma.write(decimal(old + step.by, &mut buf)).is_err() {
-                return Err(CommandError::BadCounter);
-            }
-            counter.propagate_add(step.by)?;
-            // A key given a shorter life (made under another time zone, or an expiry set by
-            // hand) lives at least to the end of its period in the zone now in force.
-            if counter.expires_before(step.expire_at_ms) {
-                counter.expire_at(step.expire_at_ms)?;
-            }
-            Ok(planned)
-        }
-        _ => Err(CommandError::WrongType),
-    }
+    let nodes = match ctx.call_ext::<_, CallResult>("CLUSTER", &options, &[&b"NODES"[..]]) {
+        Ok(CallReply::String(text)) => Some(String::from_utf8_lossy(text.as_bytes()).into_owned()),
+        _ => None,
+    };
+    slot_move::check(key, slot, nodes.as_deref())
 }
 
 impl Counter<'_> {

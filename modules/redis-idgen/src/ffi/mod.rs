@@ -14,6 +14,7 @@ pub mod ctx;
 pub mod key;
 pub mod keyspace;
 pub mod module;
+pub mod namespaces;
 pub mod replicas;
 pub mod reply;
 

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use idgen_core::{Clock, SystemClock};
 use idgen_durable as durable;
 
 /// The file is rewritten once its lines outnumber this many times the entries it holds...
@@ -44,11 +45,12 @@ pub trait Book: Send + 'static {
     fn fold(lines: Vec<Self::Line>) -> Vec<Self::Line> {
         lines
     }
-    /// The whole file made anew from what it holds now (`text`), and how many entries that is.
+    /// The whole file made anew from what it holds at `now_ms` (`text`), and how many entries
+    /// that is.
     ///
     /// # Errors
     /// When `text` is not the journal's.
-    fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String>;
+    fn rewrite(&mut self, text: &[u8], now_ms: i64) -> Result<(Vec<u8>, u64), String>;
 }
 
 /// Told when the write that holds every line queued before it is synced, or failed.
@@ -348,7 +350,7 @@ impl<B: Book> Writer<B> {
         let text = durable::read(&self.path).map_err(|e| e.to_string())?;
         let (text, live) = self
             .book
-            .rewrite(text.unwrap_or_default().as_bytes())
+            .rewrite(text.unwrap_or_default().as_bytes(), SystemClock.now_ms())
             .map_err(|e| format!("{}: {e}", self.path.display()))?;
         durable::replace(&self.path, &text)
             .map_err(|e| format!("cannot rewrite {}: {e}", self.path.display()))?;
@@ -377,7 +379,7 @@ mod tests {
             out.push(b'\n');
         }
 
-        fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
+        fn rewrite(&mut self, text: &[u8], _: i64) -> Result<(Vec<u8>, u64), String> {
             Ok((text.to_vec(), 0))
         }
     }

@@ -16,7 +16,6 @@
 use std::path::PathBuf;
 
 use crate::leases::witness_line::{self, Line, Witnessed};
-use idgen_core::{Clock, SystemClock};
 use idgen_durable as durable;
 
 use crate::files::journal::{Book, Durable, Journal, Waiter};
@@ -55,10 +54,10 @@ impl Book for Namespaces {
     }
 
     /// One line per namespace, and the fence while it holds.
-    fn rewrite(&mut self, text: &[u8]) -> Result<(Vec<u8>, u64), String> {
+    fn rewrite(&mut self, text: &[u8], now_ms: i64) -> Result<(Vec<u8>, u64), String> {
         let found = witness_line::parse(text).map_err(|e| e.to_string())?;
         let entries = found.namespaces.len() as u64 + 1;
-        Ok((found.render(SystemClock.now_ms()), entries))
+        Ok((found.render(now_ms), entries))
     }
 }
 
@@ -70,7 +69,10 @@ impl LeaseWitness {
     /// # Errors
     /// When another process holds the lock, or the file cannot be read, is not this module's,
     /// or cannot be written: the module must not load then, and the file is left as it was.
-    pub fn open(path: PathBuf, fence_ms: i64) -> Result<(LeaseWitness, Witnessed), String> {
+    pub fn open(
+        path: PathBuf,
+        (now_ms, fence_ms): (i64, i64),
+    ) -> Result<(LeaseWitness, Witnessed), String> {
         let lock = durable::lock(
             &path,
             "two lease coordinators on one witness file would each trust namespaces the other \
@@ -89,7 +91,7 @@ impl LeaseWitness {
                 ..Witnessed::default()
             },
         };
-        let text = found.render(SystemClock.now_ms());
+        let text = found.render(now_ms);
         durable::replace(&path, &text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let size = (text.len() as u64, found.namespaces.len() as u64 + 1);

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# make test's body, once the binaries are built (make test-build; TEST_FLAGS as there):
-#  1. every suite on Redis 7.0 (Debian 12's redis-server);
-#  2. then, side by side: the Python package's tests, idgen-core's long tests (#[ignore]d in 1),
-#     the Functions library's suites on Redis 6.0 (as scripts, EVALSHA),
-#     and the module's suites again on Valkey 8.0
-#     (valkey-server, from Debian 12's backports) and on Redis 8.0 and Valkey 8.1 (built from
-#     Debian 13's source packages by scripts/debian-server.sh, cached outside the checkout);
-#  3. from the start, beside the rest: the crates' packaging (scripts/package-crates.sh), the
-#     builds of those servers, and the release where it will run (scripts/release-test.sh: the
-#     glibc 2.17 build and its symbol versions, the module, a ticket pair and the .deb
-#     packages in a Debian 11 root).
-# The suites mostly wait on their servers, so side by side they take little longer than one.
-# Each job of 2 and 3 writes a log of its own under target/test-logs, shown when it ends.
+# make test's body, once the binaries are built (make test-build; TEST_FLAGS as there), all of
+# it side by side from the start:
+#  - every suite on Redis 7.0 (Debian 12's redis-server), through cargo test;
+#  - the module's suites again on Valkey 8.0 (valkey-server, from Debian 12's backports), and
+#    on Redis 8.0 and Valkey 8.1 once scripts/debian-server.sh has built them from Debian 13's
+#    source packages (cached outside the checkout); the Functions library's suites on Redis 6.0
+#    (Debian 11's; as scripts, EVALSHA) once built;
+#  - the Python package's tests, idgen-core's long tests (#[ignore]d in cargo test), the
+#    crates' packaging (scripts/package-crates.sh) and the release where it will run
+#    (scripts/release-test.sh: the glibc 2.17 build and its symbol versions, the module, a
+#    ticket pair and the .deb packages in a Debian 11 root).
+# The suites mostly wait on their servers, so side by side they take little longer than one:
+# a fresh machine's make test went from 26 min 50 s (the lanes after the Redis 7.0 suites) to
+# the README's figure. Each lane but cargo test's writes a log of its own under
+# target/test-logs, shown when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a flags <<<"${TEST_FLAGS:---workspace --no-default-features}"
@@ -27,24 +29,6 @@ for file in tests/tests/*.rs; do
   name=$(basename "$file" .rs)
   case "$name" in ticket_*|ops_*|python_clients|docs_shell) ;; *) suites+=("$name") ;; esac
 done
-
-scripts/package-crates.sh >"$logs/packaging.log" 2>&1 &
-packaging=$!
-scripts/release-test.sh >"$logs/release.log" 2>&1 &
-release=$!
-scripts/debian-server.sh redis >"$logs/redis8.path" 2>"$logs/redis8-build.log" &
-redis8=$!
-scripts/debian-server.sh valkey >"$logs/valkey81.path" 2>"$logs/valkey81-build.log" &
-valkey81=$!
-# Redis 6.0 (Debian 11's), where the library runs as scripts: its suites run there too (below;
-# library_scripts.rs and the Python tests build it themselves if this has not finished: the
-# build is locked, the second waits).
-scripts/debian-server.sh redis bullseye >"$logs/redis6.path" 2>"$logs/redis6-build.log" &
-redis6=$!
-
-status=0
-# --no-fail-fast: a failing suite must not hide the results of the suites after it.
-cargo test "${flags[@]}" --no-fail-fast || status=1
 
 # Test binaries, run without cargo: two cargo processes on one target directory wait for each
 # other, even only to run tests. executables ARGS...: those `cargo test ARGS --no-run` builds.
@@ -93,12 +77,32 @@ library_suites_on() {
   return "$failed"
 }
 
+# built_then NAME RUN PACKAGE [SUITE]: builds PACKAGE's server from Debian's source
+# (scripts/debian-server.sh, its log in NAME-build.log), then runs RUN (suites_on or
+# library_suites_on) on it; a failed build fails the lane, its log shown.
+built_then() {
+  local name=$1 run=$2 server
+  shift 2
+  if ! server=$(scripts/debian-server.sh "$@" 2>"$logs/$name-build.log") || [ -z "$server" ]; then
+    echo "*** $name could not be built:"
+    cat "$logs/$name-build.log"
+    return 1
+  fi
+  "$run" "$name" "$server"
+}
+
+# Every lane starts now, beside the suites on Redis 7.0 below (they mostly wait on servers).
 jobs=()
+scripts/package-crates.sh >"$logs/packaging.log" 2>&1 &
+jobs+=("packaging:$!")
+scripts/release-test.sh >"$logs/release.log" 2>&1 &
+jobs+=("release:$!")
 scripts/python-tests.sh >"$logs/python.log" 2>&1 &
 jobs+=("python:$!")
 # idgen-core's long tests (FF1 against the general implementation on a million inputs a width).
 (cd modules/idgen-core && "$core_tests" --ignored) >"$logs/core-long.log" 2>&1 &
 jobs+=("core-long:$!")
+status=0
 if command -v valkey-server >/dev/null; then
   suites_on valkey80 valkey-server >"$logs/valkey80.log" 2>&1 &
   jobs+=("valkey80:$!")
@@ -106,26 +110,18 @@ else
   echo "*** valkey-server is not installed (scripts/deps.sh --optional valkey-server): no suites on Valkey 8.0 ***"
   status=1
 fi
-if wait "$redis6" && [ -s "$logs/redis6.path" ]; then
-  library_suites_on redis6 "$(cat "$logs/redis6.path")" >"$logs/redis6.log" 2>&1 &
-  jobs+=("redis6:$!")
-else
-  echo "*** Redis 6 could not be built:"
-  cat "$logs/redis6-build.log"
-  status=1
-fi
-for built in redis8:$redis8 valkey81:$valkey81; do
-  name=${built%%:*}
-  if wait "${built#*:}" && [ -s "$logs/$name.path" ]; then
-    suites_on "$name" "$(cat "$logs/$name.path")" >"$logs/$name.log" 2>&1 &
-    jobs+=("$name:$!")
-  else
-    echo "*** $name could not be built:"
-    cat "$logs/$name-build.log"
-    status=1
-  fi
-done
-jobs+=("packaging:$packaging" "release:$release")
+# Redis 6.0 (Debian 11's), where the library runs as scripts (library_scripts.rs and the
+# Python tests build it themselves if this has not finished: the build is locked, the second
+# waits); Redis 8.0 and Valkey 8.1 (Debian 13's).
+built_then redis6 library_suites_on redis bullseye >"$logs/redis6.log" 2>&1 &
+jobs+=("redis6:$!")
+built_then redis8 suites_on redis >"$logs/redis8.log" 2>&1 &
+jobs+=("redis8:$!")
+built_then valkey81 suites_on valkey >"$logs/valkey81.log" 2>&1 &
+jobs+=("valkey81:$!")
+
+# --no-fail-fast: a failing suite must not hide the results of the suites after it.
+cargo test "${flags[@]}" --no-fail-fast || status=1
 
 for job in "${jobs[@]}"; do
   name=${job%%:*}

@@ -133,6 +133,29 @@ struct Seen {
     retried: usize,
 }
 
+/// DATESEQ values seen so far.
+fn counted(seen: &Mutex<Seen>) -> usize {
+    seen.lock().unwrap().dateseq.values().map(Vec::len).sum()
+}
+
+/// Waits until the load has seen more than `values` DATESEQ values. A liveness wait, not a
+/// measurement: generous (a failover's new topology reaches the client after its retries, slow
+/// on a loaded machine), and on failure it says how far the load got and what it met.
+fn keeps_up(seen: &Mutex<Seen>, values: usize, when: &str) {
+    if wait_for(Duration::from_secs(90), || counted(seen) > values) {
+        return;
+    }
+    let seen = seen.lock().unwrap();
+    let last: Vec<&String> = seen.errors.iter().rev().take(5).collect();
+    panic!(
+        "the load stalled {when}: {} values of the {values} awaited, {} redirections retried, \
+         {} errors (last: {last:?})",
+        seen.dateseq.values().map(Vec::len).sum::<usize>(),
+        seen.retried,
+        seen.errors.len()
+    );
+}
+
 impl Seen {
     fn failed(&mut self, e: redis::RedisError) {
         let retriable = matches!(
@@ -313,15 +336,7 @@ fn reshard_failover_and_rebalance_under_load_repeat_nothing() {
             Arc::clone(&seen),
         );
     }
-    let counted = |seen: &Mutex<Seen>| {
-        seen.lock()
-            .unwrap()
-            .dateseq
-            .values()
-            .map(Vec::len)
-            .sum::<usize>()
-    };
-    assert!(wait_for(Duration::from_secs(30), || counted(&seen) > 2_000));
+    keeps_up(&seen, 2_000, "before the reshard");
 
     reshard(&cluster, first[0], first[1], 1_500);
     let moved_there = counted(&seen);
@@ -334,8 +349,7 @@ fn reshard_failover_and_rebalance_under_load_repeat_nothing() {
         .unwrap();
     let replica = shard.ports[1];
     cluster.failover_to(replica);
-    assert!(wait_for(Duration::from_secs(30), || counted(&seen)
-        > moved_there + 2_000));
+    keeps_up(&seen, moved_there + 2_000, "after the failover");
     // `rebalance` takes the slots back: the shard that took 1,500 has the most.
     wait_until_agreed(seed);
     let (ok, out) = cluster_tool(seed, &["rebalance"]);
@@ -346,8 +360,7 @@ fn reshard_failover_and_rebalance_under_load_repeat_nothing() {
         tail.join("\n")
     );
     let before_stop = counted(&seen);
-    assert!(wait_for(Duration::from_secs(30), || counted(&seen)
-        > before_stop + 1_000));
+    keeps_up(&seen, before_stop + 1_000, "after the rebalance");
     stop.store(true, Ordering::Relaxed);
     thread::sleep(Duration::from_millis(500));
 

@@ -33,20 +33,14 @@ impl NamespaceKeys for Namespaces<'_> {
         let RedisValue::Array(items) = reply else {
             return Err(LeaseError::Corrupt("not a hash".into()).into());
         };
-        let texts: Vec<String> = items
-            .into_iter()
-            .map(text)
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                CommandError::from(LeaseError::Corrupt("a field that is not text".into()))
-            })?;
-        Ok(texts
-            .chunks(2)
-            .filter_map(|p| match p {
-                [f, v] => Some((f.clone(), v.clone())),
-                _ => None,
-            })
-            .collect())
+        let not_text =
+            || CommandError::from(LeaseError::Corrupt("a field that is not text".into()));
+        let mut texts = items.into_iter().map(text);
+        let mut fields = Vec::with_capacity(texts.len() / 2);
+        while let (Some(field), Some(value)) = (texts.next(), texts.next()) {
+            fields.push((field.ok_or_else(not_text)?, value.ok_or_else(not_text)?));
+        }
+        Ok(fields)
     }
 
     fn write(&mut self, ns: &[u8], fields: &[(String, String)]) -> Result<(), CommandError> {

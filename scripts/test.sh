@@ -21,14 +21,10 @@ logs=target/test-logs
 rm -rf "$logs"
 mkdir -p "$logs"
 
-# The module's suites: every test file but the ticket server's, the operations tools', the
-# Python clients' and the docs' shell examples (those name redis-server). The container suite
-# is a directory (tests/tests/containers/), so the list never holds it.
-suites=()
-for file in tests/tests/*.rs; do
-  name=$(basename "$file" .rs)
-  case "$name" in ticket_*|ops_*|python_clients|docs_shell) ;; *) suites+=("$name") ;; esac
-done
+# The module's and the library's suites: one test binary (tests/tests/suites.rs), every suite
+# file but the ticket server's, the operations tools', the Python clients' and the docs' shell
+# examples (those name redis-server), and the containers'.
+suites=(suites)
 
 # Test binaries, run without cargo: two cargo processes on one target directory wait for each
 # other, even only to run tests. executables ARGS...: those `cargo test ARGS --no-run` builds.
@@ -62,17 +58,14 @@ suites_on() {
 # library_suites_on NAME SERVER: the Functions library's suites with the servers they start
 # without the module on SERVER (IDGEN_LIBRARY_SERVER; on a Redis without FUNCTION the tests'
 # FCALLs go as EVALSHA of the library's scripts, tests/src/connection.rs): every library*
-# suite whole (and fault_matrix_state_key, the library's state keys), and the library's half
-# of the others (the tests whose names say library).
+# suite whole and fault_matrix_state_key (the library's state keys), and the library's half
+# of the others: the tests whose names say library.
 library_suites_on() {
   local name=$1 server=$2 failed=0 binary
   echo "the library's suites on $("$server" --version | cut -d' ' -f1-3) ($server)"
   for binary in "${binaries[@]}"; do
-    case "$(basename "$binary")" in
-      library*|fault_matrix_state_key-*)
-        (cd tests && IDGEN_LIBRARY_SERVER=$server "$binary") || failed=1 ;;
-      *) (cd tests && IDGEN_LIBRARY_SERVER=$server "$binary" library) || failed=1 ;;
-    esac
+    (cd tests && IDGEN_LIBRARY_SERVER=$server "$binary" library fault_matrix_state_key::) ||
+      failed=1
   done
   return "$failed"
 }
@@ -132,7 +125,7 @@ for job in "${jobs[@]}"; do
   elif [ "$name" = packaging ]; then
     grep '\.crate$' "$logs/$name.log"
   else
-    awk '/^test result: ok/ {suites++; tests += $4} END {print suites " test binaries, " tests " tests passed"}' "$logs/$name.log"
+    awk '/^test result: ok/ {runs++; tests += $4} END {print runs " test binaries, " tests " tests passed"}' "$logs/$name.log"
   fi
 done
 exit "$status"

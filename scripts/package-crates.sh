@@ -12,7 +12,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target/package-check}
 # of the same version to be unchanged: a second run would build against the first run's
 # sources (it did, once a crate gained a module). Ours go first, unpacked and compiled.
 version=$(cargo pkgid -p idgen-core | sed 's/.*[#@]//')
-for crate in idgen-core idgen-durable idgen-openmetrics idgen-client idgen-lease-worker ticket-client ticket-server redis-idgen idgen-python; do
+for crate in idgen-core idgen-durable idgen-openmetrics idgen-functions idgen-client idgen-lease-worker ticket-client ticket-server redis-idgen idgen-python; do
   rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
   rm -rf "$CARGO_TARGET_DIR"/debug/.fingerprint/"$crate"-* \
     "$CARGO_TARGET_DIR"/debug/deps/lib"${crate//-/_}"-* "$CARGO_TARGET_DIR"/debug/deps/"${crate//-/_}"-*

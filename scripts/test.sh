@@ -93,7 +93,7 @@ jobs+=("release:$!")
 scripts/python-tests.sh >"$logs/python.log" 2>&1 &
 jobs+=("python:$!")
 # idgen-core's long tests (FF1 against the general implementation on a million inputs a width).
-(cd modules/idgen-core && "$core_tests" --ignored) >"$logs/core-long.log" 2>&1 &
+(cd crates/idgen-core && "$core_tests" --ignored) >"$logs/core-long.log" 2>&1 &
 jobs+=("core-long:$!")
 status=0
 if command -v valkey-server >/dev/null; then

@@ -1,7 +1,7 @@
 //! `idgen.install_library`: idgen's Functions library put on a Redis that cannot load the
 //! module, as `idgen-lease-worker install-library` does it.
 
-use idgen_client::library::{self, Installed, LibraryError};
+use idgen_functions::{self as library, Installed, LibraryError};
 use pyo3::prelude::*;
 
 use crate::errors::{value_error, LibraryRefused};
@@ -36,7 +36,7 @@ pub fn install_library(
         sqids_min_length,
     };
     let done = py
-        .detach(|| idgen_client::install::install_everywhere(url, &settings))
+        .detach(|| idgen_functions::install::install_everywhere(url, &settings))
         .map_err(|e| match e {
             LibraryError::BadSetting(_) => value_error(e),
             e => LibraryRefused::new_err(e.to_string()),

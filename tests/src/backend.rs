@@ -75,7 +75,7 @@ impl Backend {
     /// Installs the library with `horizon_ms` on `server` (nothing for the module).
     pub fn install(self, server: &Server, horizon_ms: u64) {
         if self == Backend::Library {
-            let settings = idgen_client::library::Settings {
+            let settings = idgen_functions::Settings {
                 horizon_ms,
                 ..Default::default()
             };

@@ -88,7 +88,7 @@ pub fn module_path() -> PathBuf {
         "IDGEN_MODULE",
         "libredis_idgen.so",
         "redis-idgen",
-        &["modules/redis-idgen", "modules/idgen-core"],
+        &["server/redis-idgen", "crates/idgen-core"],
     )
 }
 
@@ -99,9 +99,10 @@ pub fn lease_worker_binary() -> PathBuf {
         "idgen-lease-worker",
         "idgen-lease-worker",
         &[
-            "modules/idgen-lease-worker",
-            "modules/idgen-client",
-            "modules/idgen-core",
+            "tools/idgen-lease-worker",
+            "crates/idgen-client",
+            "server/idgen-functions",
+            "crates/idgen-core",
         ],
     )
 }

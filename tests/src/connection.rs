@@ -1,13 +1,13 @@
 //! A client connection as the suites hold one: a `redis::Connection` that calls idgen's
 //! Functions library in whichever form its server has it. `FCALL` and `FCALL_RO` go as
 //! written; on a server without them (Redis 6, or one that offers scripts alone, where the
-//! library is installed as scripts: `idgen_client::scripts`), the same call goes as
+//! library is installed as scripts: `idgen_functions::scripts`), the same call goes as
 //! `EVALSHA` of that function's script, made from the library's text in its key and loaded
-//! again after `NOSCRIPT`, as `idgen_client::scripts::Library` calls it. So each suite of the
+//! again after `NOSCRIPT`, as `idgen_functions::scripts::Library` calls it. So each suite of the
 //! library runs unchanged on both forms, and its assertions hold the scripts to the
 //! functions' keys, arguments, replies and errors.
 
-use idgen_client::scripts;
+use idgen_functions::scripts;
 use redis::{Cmd, ConnectionLike, RedisResult, Value};
 
 /// A connection that turns the library's `FCALL`s into `EVALSHA`s where the server has no

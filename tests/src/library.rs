@@ -1,21 +1,21 @@
-//! idgen's Functions library (`modules/idgen-client/library/idgen.lua`) on servers without the module, under a
+//! idgen's Functions library (`server/idgen-functions/idgen.lua`) on servers without the module, under a
 //! user as a managed service gives one: denied `MODULE`, `CONFIG`, `DEBUG` and `SHUTDOWN`.
 
-use idgen_client::library::{LibraryError, Settings};
-use idgen_client::scripts;
+use idgen_functions::scripts;
+use idgen_functions::{LibraryError, Settings};
 
 use crate::{cmd, Connection, Options, Server};
 
 /// The library's source, from this checkout.
 pub fn source() -> String {
-    idgen_client::library::SOURCE.to_string()
+    idgen_functions::SOURCE.to_string()
 }
 
 /// The source with its VERSION replaced by `version`: an older or newer release of it.
 pub fn source_as(version: &str) -> String {
-    let ours = format!("local VERSION = '{}'", idgen_client::library::version());
-    assert!(idgen_client::library::SOURCE.contains(&ours));
-    idgen_client::library::SOURCE.replace(&ours, &format!("local VERSION = '{version}'"))
+    let ours = format!("local VERSION = '{}'", idgen_functions::version());
+    assert!(idgen_functions::SOURCE.contains(&ours));
+    idgen_functions::SOURCE.replace(&ours, &format!("local VERSION = '{version}'"))
 }
 
 /// The managed user's URL on `server` (made by [`managed_user`]).
@@ -71,13 +71,13 @@ pub fn managed_user_denied(server: &Server, denied: &[&str]) -> Connection {
 /// server has no `FUNCTION`; its name.
 pub fn install(con: &mut Connection) -> String {
     install_with(con, &Settings::default());
-    idgen_client::library::NAME.to_string()
+    idgen_functions::NAME.to_string()
 }
 
 /// Installs (or replaces) the library with `settings` through `con`, in the server's form
 /// (found by the installer itself, on the plain connection).
 pub fn install_with(con: &mut Connection, settings: &Settings) {
-    match idgen_client::library::install_with(con.raw(), settings) {
+    match idgen_functions::install_with(con.raw(), settings) {
         Ok(_) => {}
         Err(LibraryError::Redis(e)) if scripts::no_functions(&e) => {
             scripts::install(con.raw(), settings).expect("install the library's scripts");

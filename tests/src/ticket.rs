@@ -13,7 +13,7 @@ pub fn binary() -> PathBuf {
         "TICKET_SERVER",
         "ticket-server",
         "ticket-server",
-        &["ticket-server", "ticket-client", "modules/idgen-core"],
+        &["ticket-server", "ticket-client", "crates/idgen-core"],
     )
 }
 

@@ -197,7 +197,7 @@ fn a_period_that_is_not_one_is_refused_with_what_was_given(b: Backend) {
     }
     let mut keys: Vec<String> = cmd(&["KEYS", "*"]).query(&mut con).unwrap();
     // The library's text, where it is installed as scripts.
-    keys.retain(|k| k != idgen_client::scripts::KEY);
+    keys.retain(|k| k != idgen_functions::scripts::KEY);
     assert!(keys.is_empty(), "a refusal wrote {keys:?}");
 }
 
@@ -217,7 +217,7 @@ fn a_library_installed_for_a_zone_labels_as_the_module_in_that_zone() {
         env: clock.env(),
         ..Options::default()
     });
-    let settings = idgen_client::library::Settings {
+    let settings = idgen_functions::Settings {
         time_zone: ZONE.to_string(),
         ..Default::default()
     };

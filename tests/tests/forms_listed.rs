@@ -39,7 +39,7 @@ fn forms() -> Forms {
 /// The names in the module's command table.
 fn commands() -> Vec<String> {
     let lib =
-        std::fs::read_to_string(workspace_root().join("modules/redis-idgen/src/lib.rs")).unwrap();
+        std::fs::read_to_string(workspace_root().join("server/redis-idgen/src/lib.rs")).unwrap();
     let names: Vec<String> = lib
         .lines()
         .filter_map(|line| line.trim().strip_prefix("Command { name: \""))
@@ -92,8 +92,8 @@ fn options_taken(
 ) -> Vec<String> {
     let root = workspace_root();
     let mut words = Vec::new();
-    option_words(&root.join("modules/redis-idgen/src/cmd"), &mut words);
-    option_words(&root.join("modules/redis-idgen/src/args.rs"), &mut words);
+    option_words(&root.join("server/redis-idgen/src/cmd"), &mut words);
+    option_words(&root.join("server/redis-idgen/src/args.rs"), &mut words);
     option_words(
         &root.join("ticket-server/src/cmd/ticket_next.rs"),
         &mut words,

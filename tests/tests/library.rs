@@ -1,4 +1,4 @@
-//! idgen's Functions library (`modules/idgen-client/library/idgen.lua`) on a server that cannot load the module,
+//! idgen's Functions library (`server/idgen-functions/idgen.lua`) on a server that cannot load the module,
 //! under a user denied `MODULE`, `CONFIG`, `DEBUG` and `SHUTDOWN` as a managed service's is:
 //! it installs, its Snowflake IDs are exact to the digit at every edge and decode as the
 //! module's do, its date sequences match the module's calendar, and a restart, a reload or a

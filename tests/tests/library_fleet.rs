@@ -37,7 +37,7 @@ fn the_install_command_installs_upgrades_and_refuses_a_downgrade() {
         return;
     }
     let url = idgen_tests::library::managed_url(&server);
-    let ours = idgen_client::library::version();
+    let ours = idgen_functions::version();
 
     let (ok, out, err) = install_library(&url);
     assert!(ok, "{err}");
@@ -71,14 +71,14 @@ fn the_install_command_installs_upgrades_and_refuses_a_downgrade() {
         .unwrap();
     assert_eq!(still, "9.0.0");
 
-    let needed = idgen_client::library::require(&mut con, "9.1.0").unwrap_err();
+    let needed = idgen_functions::require(&mut con, "9.1.0").unwrap_err();
     assert_eq!(
         needed.to_string(),
         "the server has idgen library 9.0.0, older than the 9.1.0 this client needs: upgrade \
          it (idgen-lease-worker install-library)"
     );
     let _: () = cmd(&["FUNCTION", "FLUSH"]).query(&mut con).unwrap();
-    let missing = idgen_client::library::require(&mut con, ours).unwrap_err();
+    let missing = idgen_functions::require(&mut con, ours).unwrap_err();
     assert!(
         missing.to_string().contains("has no idgen library"),
         "{missing}"
@@ -94,7 +94,7 @@ fn the_install_command_installs_on_every_primary_of_a_cluster() {
     let (ok, out, err) = install_library(&url);
     assert!(ok, "{err}");
     assert_eq!(out.lines().count(), 3, "{out}");
-    let ours = idgen_client::library::version();
+    let ours = idgen_functions::version();
     for node in &cluster.nodes {
         let version: String = wait_until_ok(|| {
             cmd(&["FCALL_RO", "idgen_version", "0"]).query(&mut node.connection())

@@ -7,8 +7,8 @@
 
 use std::process::Command;
 
-use idgen_client::library::{self, LibraryError, Settings};
-use idgen_client::scripts::{self, Library};
+use idgen_functions::scripts::{self, Library};
+use idgen_functions::{self as library, LibraryError, Settings};
 use idgen_tests::library::set_node;
 use idgen_tests::{error_text, redis, workspace_root, Options, Server};
 

@@ -41,7 +41,7 @@ fn the_librarys_sqids_decode_with_the_modules_idgen_decode() {
     for (alphabet, min_length) in [(idgen_core::sqid::DEFAULT_ALPHABET, 0u8), (lowercase, 14)] {
         let length = min_length.to_string();
         let mut pair = Pair::start(&["sqids-alphabet", alphabet, "sqids-min-length", &length]);
-        let settings = idgen_client::library::Settings {
+        let settings = idgen_functions::Settings {
             sqids_alphabet: alphabet.to_string(),
             sqids_min_length: min_length,
             ..Default::default()

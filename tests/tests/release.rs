@@ -31,7 +31,7 @@ fn expected_revision() -> String {
     let Some(head) = output("git", &["rev-parse", "HEAD"]) else {
         return "unknown".into();
     };
-    let sources = ["modules/redis-idgen", "modules/idgen-core"];
+    let sources = ["server/redis-idgen", "crates/idgen-core"];
     let mut status = vec!["--no-optional-locks", "status", "--porcelain", "--"];
     status.extend(sources);
     match output("git", &status) {

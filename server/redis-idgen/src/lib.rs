@@ -64,8 +64,6 @@ mod version;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::identity::claims::ANNOUNCE_EVERY_MS;
-use crate::identity::CLAIM_MESSAGE;
 use idgen_core::{Clock, SystemClock};
 use redis_module::server_events::ServerRole;
 use redis_module::{Context, InfoContext, RedisResult, RedisString, Status};
@@ -79,6 +77,8 @@ use crate::error::{CommandError, LoadError};
 use crate::ffi::ctx::Ctx;
 use crate::ffi::keyspace::Kinds;
 use crate::ffi::module::Command;
+use crate::identity::claims::ANNOUNCE_EVERY_MS;
+use crate::identity::CLAIM_MESSAGE;
 use crate::state::{Module, State};
 
 /// The module, once loaded: the one handle Redis's callbacks find it by.

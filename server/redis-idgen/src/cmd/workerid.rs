@@ -2,8 +2,9 @@
 //! leases for processes that make Snowflake IDs themselves (`crate::leases::pool`).
 //!
 //! A namespace is a plain Redis hash (the command's key, so one Cluster slot). Each command
-//! reads it, decides with the primary's clock, and writes back only the fields it changed with
-//! `HSET` carrying absolute values: replicas and the AOF replay those writes, never the decision.
+//! reads it, decides with the primary's clock (`crate::leases::namespace`, given the time read
+//! here), and writes back only the fields it changed with `HSET` carrying absolute values
+//! (`crate::ffi::namespaces`): replicas and the AOF replay those writes, never the decision.
 //! The namespace never keeps an expiry (each write `PERSIST`s it), and a namespace that vanished
 //! or went back since this process last saw it is reset before anything else
 //! (`crate::leases::pool::Pool::reset_if_behind`): its old leases are void, grants start above

@@ -70,18 +70,8 @@ impl Identity {
                  until it is restarted with a pair of its own"
             )
         });
-        if verdict == self.primary_conflict {
-            return None;
-        }
-        let line = match &verdict {
-            Some(why) => ("warning", format!("idgen: {why}")),
-            None => (
-                "notice",
-                "idgen: this node's primary issues IDs under another worker-id pair".into(),
-            ),
-        };
-        self.primary_conflict = verdict;
-        Some(line)
+        let ended = "idgen: this node's primary issues IDs under another worker-id pair";
+        settle(&mut self.primary_conflict, verdict, ended)
     }
 
     /// Another Cluster node's claim arrived (`payload`, from `node`, at `now_ms`), this node
@@ -130,6 +120,24 @@ impl Identity {
     pub fn in_cluster(&self) -> bool {
         self.cluster.is_some()
     }
+}
+
+/// Sets `conflict` to `verdict`: the line to log (level, text) when that changes it, a warning
+/// naming the conflict, or `ended` once it is over.
+fn settle(
+    conflict: &mut Option<String>,
+    verdict: Option<String>,
+    ended: &str,
+) -> Option<(&'static str, String)> {
+    if *conflict == verdict {
+        return None;
+    }
+    let line = match &verdict {
+        Some(why) => ("warning", format!("idgen: {why}")),
+        None => ("notice", ended.to_string()),
+    };
+    *conflict = verdict;
+    Some(line)
 }
 
 #[cfg(test)]

@@ -73,18 +73,8 @@ impl Watch {
                 me.worker
             )
         });
-        if self.conflict == verdict {
-            return None;
-        }
-        let line = match &verdict {
-            Some(why) => ("warning", format!("idgen: {why}")),
-            None => (
-                "notice",
-                "idgen: worker-id conflict over: SNOWFLAKE.NEXT issues again".into(),
-            ),
-        };
-        self.conflict = verdict;
-        Some(line)
+        let ended = "idgen: worker-id conflict over: SNOWFLAKE.NEXT issues again";
+        super::settle(&mut self.conflict, verdict, ended)
     }
 }
 

@@ -16,6 +16,9 @@
 -- * Lua numbers are doubles: a Snowflake ID (up to 2^63) is built and returned as decimal text,
 --   exact digit for digit; so are date-sequence values of 2^53 and more.
 
+-- ==== Constants: the module's own (idgen_core::limits, idgen_core::lease, the layout), tested
+-- against them (idgen-functions' lib_tests.rs); and this state's memory between calls.
+
 local VERSION = '0.1.0'
 
 -- Library functions called on every ID, as locals (a global's lookup is a table's), bound at
@@ -108,6 +111,8 @@ local function fail(message)
   return redis.error_reply('ERR ' .. message)
 end
 
+-- ==== The process and its role (the module's identity/ and its role events).
+
 -- This process's mark: its run_id (another after a restart) and the promotions it went
 -- through while the library was loaded, so that a node that was primary, then a replica of
 -- another, and is promoted again does not take the other's writes for its own. A promotion
@@ -155,6 +160,8 @@ local function process(now)
   role_checked_at, bases = now, {}
   return mark
 end
+
+-- ==== The clock, the eviction policy and arguments (the module's args.rs, eviction.rs).
 
 -- The clock in ms. A number read from text costs a strtod: the second's is kept while it
 -- lasts.
@@ -265,6 +272,8 @@ local function options(args, known, first)
   end
   return found
 end
+
+-- ==== Values and keys' fields (the module's digits.rs and its state's fields).
 
 -- x (an exact integer below 2^53) as decimal text ('%d' formats a C long: cheaper than a
 -- double's '%.0f').
@@ -409,13 +418,15 @@ local function state_fields(key, h)
   return f
 end
 
+-- ==== Reply forms: Sqids (the module's cmd/form.rs, idgen_core's sqid.rs).
+
 -- Sqids (SQIDS replies), as the module makes them with its idgen.sqids-alphabet and
 -- idgen.sqids-min-length: the alphabet as the Sqids encoder shuffles it, the minimum length,
 -- the blocked words that alphabet can spell (lowercase letters and digits, one string), and
 -- the first four letters of those of four or more, each followed by '|', all from the Sqids
 -- crate the module uses. Strings, not tables: a table of hundreds of words would be
 -- walked by the collector in every call of every function, Sqids or not. The installer
--- writes them in (idgen_client::library::Settings, the module's defaults unless given); this
+-- writes them in (idgen_functions::Settings, the module's defaults unless given); this
 -- file as it stands has none, and refuses SQIDS.
 -- BEGIN SQIDS
 local SQIDS_ALPHABET = nil
@@ -530,6 +541,8 @@ local function sqids_form(string_given, count)
   end
   return nil
 end
+
+-- ==== SNOWFLAKE (the module's snowflake/ and cmd/snowflake.rs).
 
 -- FCALL snowflake_next 1 <state key> [COUNT n] [SQIDS]: one ID (decimal text, or its Sqid), or
 -- with COUNT an array of n strictly increasing IDs. The state key (a hash) holds this server's
@@ -689,6 +702,8 @@ local function snowflake_next(keys, args)
   end
   return ids or id
 end
+
+-- ==== DATESEQ (the module's dateseq/ and cmd/dateseq.rs): the calendar, values, counters.
 
 -- Days since 1970-01-01 as year, month, day (UTC; Howard Hinnant's civil_from_days).
 local function civil(days)
@@ -1110,6 +1125,8 @@ local function dateseq_current(keys, args)
   return dateseq_value(names.label, o.digits, n, o.text)
 end
 
+-- ==== WORKERID leases (the module's leases/ and cmd/workerid.rs).
+
 -- Worker-ID leases: WORKERID.ACQUIRE, RENEW, RELEASE and LIST of the module, on its namespace
 -- format (a hash: max, token, version, void_below, grant_above, and per worker ID
 -- "<token> <expires_ms> <until_ms> <floor_ms>"), which the library marks with `owner`, the
@@ -1474,6 +1491,8 @@ local function workerid_list(keys, args)
   end
   return live
 end
+
+-- ==== Registration (the module's COMMANDS in lib.rs).
 
 redis.register_function('snowflake_next', snowflake_next)
 redis.register_function('dateseq_next', dateseq_next)

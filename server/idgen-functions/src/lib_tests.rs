@@ -1,4 +1,4 @@
-//! The Functions library's installer's unit tests (`library.rs`).
+//! The Functions library's installer's unit tests (`lib.rs`).
 
 use super::*;
 

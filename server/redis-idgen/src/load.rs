@@ -15,7 +15,7 @@ use crate::error::LoadError;
 use crate::eviction::{self, Eviction};
 use crate::ffi;
 use crate::identity::watch::Watch;
-use crate::leases::witness_file::LeaseWitness;
+use crate::leases::witness_file as lease_witness;
 use crate::snowflake::reservation;
 use crate::snowflake::resumed::Resumed;
 use crate::state::{Parts, State};
@@ -96,7 +96,7 @@ pub fn start(ctx: &Context, args: &[RedisString], changed: fn(Effect)) -> Result
         Some(path) => {
             let now_ms = SystemClock.now_ms();
             let fence_ms = now_ms.saturating_add(config.int(|c| &c.workerid_horizon_ms));
-            Some(LeaseWitness::open(path, (now_ms, fence_ms)).map_err(LoadError::StateFile)?)
+            Some(lease_witness::open(path, (now_ms, fence_ms)).map_err(LoadError::StateFile)?)
         }
         None => {
             ffi::log(

@@ -13,7 +13,7 @@ use super::stats::Stats;
 use super::witness::{first_line_covers, Full, Lowered, Witnesses};
 use super::witness_file::{Ask, WitnessFile};
 use crate::error::CommandError;
-use crate::files::journal::Durable;
+use crate::files::journal::{Durable, Journal};
 
 /// A node's date-sequence counters, as far as it knows them.
 pub struct Counters {
@@ -148,7 +148,7 @@ impl Counters {
         mark.note(planned.highest);
         let reserve = mark.reserve(planned.highest, at.now_ms, most, first_line);
         if let (Some(upto), Some(file)) = (reserve.ask, &*file) {
-            file.ask(Ask {
+            file.journal().ask(Ask {
                 name: witness,
                 entry: Entry {
                     ends_ms: day.end_ms,
@@ -207,7 +207,7 @@ impl Counters {
         value: u64,
         default_digits: u32,
         now_ms: i64,
-    ) -> Result<Option<&WitnessFile>, Full> {
+    ) -> Result<Option<&Journal<Ask>>, Full> {
         let day = self.days.period_of(now_ms, period);
         // Only the period under way is ever issued from again.
         if day.date != label || value == 0 {
@@ -229,7 +229,7 @@ impl Counters {
             return Ok(None);
         };
         if let Some(upto) = reserve.ask {
-            file.ask(Ask {
+            file.journal().ask(Ask {
                 name,
                 entry: Entry {
                     ends_ms: day.end_ms,
@@ -238,7 +238,7 @@ impl Counters {
                 },
             });
         }
-        Ok(reserve.wait.then_some(file))
+        Ok(reserve.wait.then_some(file.journal()))
     }
 
     /// This node was promoted: a new term, in which every counter skips the failover gap once.
@@ -250,7 +250,7 @@ impl Counters {
         let Some(file) = &self.file else {
             return;
         };
-        if let Err(why) = file.wait_here() {
+        if let Err(why) = file.journal().wait_here() {
             crate::ffi::log(
                 "warning",
                 &format!(
@@ -274,7 +274,7 @@ impl Counters {
                 "notice",
                 &format!(
                     "idgen: DATESEQ witness file {} holds what each counter handed out",
-                    file.path().display()
+                    file.journal().path().display()
                 ),
             ),
             Err(why) => crate::ffi::log(
@@ -330,9 +330,9 @@ impl Counters {
         &self.witnesses
     }
 
-    /// The witness file, when `idgen.dateseq-witness-file` is set.
-    pub fn file(&self) -> Option<&WitnessFile> {
-        self.file.as_ref()
+    /// The witness file's journal, when `idgen.dateseq-witness-file` is set.
+    pub fn file(&self) -> Option<&Journal<Ask>> {
+        self.file.as_ref().map(WitnessFile::journal)
     }
 }
 

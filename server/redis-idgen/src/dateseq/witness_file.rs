@@ -16,7 +16,7 @@
 //! would each take the other's reservations for their own.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -25,7 +25,7 @@ use crate::dateseq::witness::NEW_COUNTER_BLOCK;
 use crate::dateseq::GRACE_MS;
 use idgen_durable as durable;
 
-use crate::files::journal::{Book, Durable, Journal, Waiter};
+use crate::files::journal::{Book, Journal};
 
 /// The longest period a counter has (a leap year): a crashed run's window is kept this long.
 const LONGEST_PERIOD_MS: i64 = 366 * 86_400_000;
@@ -158,14 +158,10 @@ impl WitnessFile {
         ))
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        self.journal.path()
-    }
-
-    /// Queues a reservation for the next write.
-    pub fn ask(&self, ask: Ask) {
-        self.journal.ask(ask);
+    /// The journal its reservations go through: the witness file every book shares (queue,
+    /// wait, counts, failure).
+    pub fn journal(&self) -> &Journal<Ask> {
+        &self.journal
     }
 
     /// Whether outcomes of writes wait for [`WitnessFile::confirmations`].
@@ -183,16 +179,6 @@ impl WitnessFile {
             .unwrap_or_else(|p| p.into_inner());
         self.confirmed.news.store(false, Ordering::Release);
         std::mem::take(&mut *outcomes)
-    }
-
-    /// Writes made, lines written, clients that waited for a write.
-    pub fn counts(&self) -> (u64, u64, u64) {
-        self.journal.counts()
-    }
-
-    /// Why the last write failed, if it did.
-    pub fn failure(&self) -> Option<String> {
-        self.journal.failure()
     }
 
     /// At a clean shutdown: finishes the queued writes, stops the writer, and rewrites the file
@@ -234,16 +220,6 @@ impl WitnessFile {
         }
         durable::replace(&path, &ledger::render(None, &crashed, &entries))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
-    }
-}
-
-impl Durable for WitnessFile {
-    fn wait(&self, waiter: Waiter) {
-        self.journal.wait(waiter);
-    }
-
-    fn wait_here(&self) -> Result<(), String> {
-        self.journal.wait_here()
     }
 }
 

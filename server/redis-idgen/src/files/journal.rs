@@ -164,12 +164,6 @@ impl<L: Send + 'static> Journal<L> {
         self.queue(|queue| queue.lines.push(line));
     }
 
-    /// Has `waiter` told when every line queued so far is written (or failed).
-    pub fn wait(&self, waiter: Waiter) {
-        self.shared.waits.fetch_add(1, Ordering::Relaxed);
-        self.queue(|queue| queue.waiters.push(waiter));
-    }
-
     /// Adds to the queue, waking the writer only if it was empty: otherwise the writer was
     /// woken already, or is writing and takes the whole queue next (a wake is a system call,
     /// which every new DATESEQ counter's first value would pay).
@@ -181,20 +175,6 @@ impl<L: Send + 'static> Journal<L> {
         if idle {
             self.shared.wake.notify_one();
         }
-    }
-
-    /// Waits here until every line queued so far is written: for callers that cannot be
-    /// blocked (MULTI, scripts), and for the rare event that must not go on before its line is.
-    ///
-    /// # Errors
-    /// Why the write failed.
-    pub fn wait_here(&self) -> Result<(), String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.wait(Box::new(move |result| {
-            let _ = tx.send(result);
-        }));
-        rx.recv()
-            .unwrap_or_else(|_| Err(format!("the writer of {} stopped", self.path.display())))
     }
 
     /// Writes made, lines written, waits asked.
@@ -215,6 +195,25 @@ impl<L: Send + 'static> Journal<L> {
     /// Whether any write failed in this run.
     pub fn failed_once(&self) -> bool {
         self.shared.failed_once.load(Ordering::Relaxed)
+    }
+}
+
+/// Every witness file is a journal: one "reply once durable" (`crate::cmd::durable_reply`)
+/// for both books.
+impl<L: Send + 'static> Durable for Journal<L> {
+    fn wait(&self, waiter: Waiter) {
+        self.shared.waits.fetch_add(1, Ordering::Relaxed);
+        self.queue(|queue| queue.waiters.push(waiter));
+    }
+
+    /// Also for the rare event that must not go on before its line is.
+    fn wait_here(&self) -> Result<(), String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.wait(Box::new(move |result| {
+            let _ = tx.send(result);
+        }));
+        rx.recv()
+            .unwrap_or_else(|_| Err(format!("the writer of {} stopped", self.path.display())))
     }
 }
 

@@ -18,12 +18,10 @@ use std::path::PathBuf;
 use crate::leases::witness_line::{self, Line, Witnessed};
 use idgen_durable as durable;
 
-use crate::files::journal::{Book, Durable, Journal, Waiter};
+use crate::files::journal::{Book, Journal};
 
-/// The lease witness file and its writer.
-pub struct LeaseWitness {
-    journal: Journal<Line>,
-}
+/// The lease witness file: a journal of [`Line`]s.
+pub type LeaseWitness = Journal<Line>;
 
 /// What the lease witness file writes, and how it is rewritten.
 struct Namespaces;
@@ -61,68 +59,40 @@ impl Book for Namespaces {
     }
 }
 
-impl LeaseWitness {
-    /// Takes the lock, reads what earlier runs acknowledged, rewrites the file with one line
-    /// per namespace, and starts the writer. A file not found is made with `fence_ms` (the load
-    /// plus the horizon): the namespaces this server loaded may lack renewals no witness saw.
-    ///
-    /// # Errors
-    /// When another process holds the lock, or the file cannot be read, is not this module's,
-    /// or cannot be written: the module must not load then, and the file is left as it was.
-    pub fn open(
-        path: PathBuf,
-        (now_ms, fence_ms): (i64, i64),
-    ) -> Result<(LeaseWitness, Witnessed), String> {
-        let lock = durable::lock(
-            &path,
-            "two lease coordinators on one witness file would each trust namespaces the other \
-             wrote",
-        )?;
-        let found = match durable::read(&path).map_err(|e| e.to_string())? {
-            Some(text) => witness_line::parse(text.as_bytes()).map_err(|e| {
-                format!(
-                    "{}: {e}; move it away only to have every lease namespace fenced for a \
-                     horizon at the next start, as a first start does",
-                    path.display()
-                )
-            })?,
-            None => Witnessed {
-                fence_ms,
-                ..Witnessed::default()
-            },
-        };
-        let text = found.render(now_ms);
-        durable::replace(&path, &text)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let size = (text.len() as u64, found.namespaces.len() as u64 + 1);
-        let journal = Journal::start(path, lock, "the lease witness file", size, Namespaces)?;
-        Ok((LeaseWitness { journal }, found))
-    }
-
-    /// Queues a line for the next write.
-    pub fn ask(&self, line: Line) {
-        self.journal.ask(line);
-    }
-
-    /// Writes made, lines written, acknowledgements that waited for a write.
-    pub fn counts(&self) -> (u64, u64, u64) {
-        self.journal.counts()
-    }
-
-    /// Why the last write failed, if it did.
-    pub fn failure(&self) -> Option<String> {
-        self.journal.failure()
-    }
-}
-
-impl Durable for LeaseWitness {
-    fn wait(&self, waiter: Waiter) {
-        self.journal.wait(waiter);
-    }
-
-    fn wait_here(&self) -> Result<(), String> {
-        self.journal.wait_here()
-    }
+/// Takes the lock, reads what earlier runs acknowledged, rewrites the file with one line
+/// per namespace, and starts the writer. A file not found is made with `fence_ms` (the load
+/// plus the horizon): the namespaces this server loaded may lack renewals no witness saw.
+///
+/// # Errors
+/// When another process holds the lock, or the file cannot be read, is not this module's,
+/// or cannot be written: the module must not load then, and the file is left as it was.
+pub fn open(
+    path: PathBuf,
+    (now_ms, fence_ms): (i64, i64),
+) -> Result<(LeaseWitness, Witnessed), String> {
+    let lock = durable::lock(
+        &path,
+        "two lease coordinators on one witness file would each trust namespaces the other \
+         wrote",
+    )?;
+    let found = match durable::read(&path).map_err(|e| e.to_string())? {
+        Some(text) => witness_line::parse(text.as_bytes()).map_err(|e| {
+            format!(
+                "{}: {e}; move it away only to have every lease namespace fenced for a \
+                 horizon at the next start, as a first start does",
+                path.display()
+            )
+        })?,
+        None => Witnessed {
+            fence_ms,
+            ..Witnessed::default()
+        },
+    };
+    let text = found.render(now_ms);
+    durable::replace(&path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let size = (text.len() as u64, found.namespaces.len() as u64 + 1);
+    let journal = Journal::start(path, lock, "the lease witness file", size, Namespaces)?;
+    Ok((journal, found))
 }
 
 #[cfg(test)]

@@ -50,9 +50,12 @@ stop_redis() {
 
 # apt_lock / apt_unlock: hold this project's apt lock (on fd 9) around apt-get. make test builds
 # two servers and a Debian root side by side; apt's own lock fails a second apt-get at once
-# rather than waiting, and a source list must not be read while another run updates it.
+# rather than waiting, and a source list must not be read while another run updates it. The
+# lock is the user's own, beside the apt state it guards: one in /tmp made by root refused every
+# other user (make check as a user found it so).
 apt_lock() {
-  exec 9>"${TMPDIR:-/tmp}/idgen-apt.lock"
+  mkdir -p "$(idgen_cache)"
+  exec 9>"$(idgen_cache)/apt.lock"
   flock 9
 }
 apt_unlock() { flock -u 9; }

@@ -21,26 +21,47 @@ pub struct Connection {
     port: Option<u16>,
 }
 
-/// The library's text per server port, as last read from its key (the last one read
-/// anywhere first): what a client that called before a flush, or before a failover to a node
-/// whose key was flushed since, still holds.
-static TEXTS: std::sync::Mutex<Vec<(Option<u16>, String)>> = std::sync::Mutex::new(Vec::new());
+/// The library's text per server port, as last read from its key, and the last one each
+/// thread read anywhere: what a client that called before a flush, or before a failover to a
+/// node whose key was flushed since, still holds. By thread, as the suites share one process
+/// (tests/tests/suites.rs) and run side by side: another test's library, installed with other
+/// settings, is not this one's.
+static TEXTS: std::sync::Mutex<Vec<(Option<u16>, std::thread::ThreadId, String)>> =
+    std::sync::Mutex::new(Vec::new());
 
-/// Keeps `text` as the library's on the server at `port`, and as the last one read.
+/// Keeps `text` as the library's on the server at `port`, and as the last one this thread read.
 fn keep(port: Option<u16>, text: &str) {
+    let me = std::thread::current().id();
     let mut texts = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
-    texts.retain(|(p, _)| p.is_some() && *p != port);
-    texts.insert(0, (None, text.to_string()));
+    texts.retain(|(p, thread, _)| {
+        if p.is_some() {
+            *p != port
+        } else {
+            *thread != me
+        }
+    });
+    texts.insert(0, (None, me, text.to_string()));
     if port.is_some() {
-        texts.push((port, text.to_string()));
+        texts.push((port, me, text.to_string()));
     }
 }
 
-/// The library's text last read on the server at `port`, else the last read anywhere.
+/// The library's text last read on the server at `port`, else the last this thread read
+/// anywhere, else the last any thread read (a test's load thread).
 fn known(port: Option<u16>) -> Option<String> {
+    let me = std::thread::current().id();
     let texts = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
-    let at_port = texts.iter().find(|(p, _)| p.is_some() && *p == port);
-    at_port.or(texts.first()).map(|(_, text)| text.clone())
+    let at_port = texts.iter().find(|(p, _, _)| p.is_some() && *p == port);
+    let mine = || {
+        texts
+            .iter()
+            .find(|(p, thread, _)| p.is_none() && *thread == me)
+    };
+    let any = || texts.iter().find(|(p, _, _)| p.is_none());
+    at_port
+        .or_else(mine)
+        .or_else(any)
+        .map(|(_, _, text)| text.clone())
 }
 
 impl Connection {
@@ -86,10 +107,17 @@ impl Connection {
     /// The library's text in its key, if there, kept for this server (the installer's helper
     /// calls it after installing the scripts).
     pub fn learn_library(&mut self) -> RedisResult<Option<String>> {
-        // In a Cluster the key lives on one primary; the others answer MOVED.
+        // In a Cluster the key lives on one primary; the others answer MOVED, and the text is
+        // read where it points, as a Cluster client would.
         let read: Option<String> = match redis::cmd("GET").arg(scripts::KEY).query(&mut self.inner)
         {
-            Err(e) if e.redirect_node().is_some() => None,
+            Err(e) if e.redirect_node().is_some() => {
+                let (node, _) = e.redirect_node().unwrap_or_default();
+                let moved = redis::Client::open(format!("redis://{node}/"))
+                    .and_then(|client| client.get_connection())
+                    .and_then(|mut con| redis::cmd("GET").arg(scripts::KEY).query(&mut con));
+                moved.unwrap_or(None)
+            }
             read => read?,
         };
         if let Some(text) = &read {

@@ -1,6 +1,6 @@
 //! The bounds and defaults the module's commands and the Functions library's functions both
 //! enforce: one source for each. The module takes them from here; the library declares them in
-//! Lua, and idgen-client's tests fail when a declaration differs (`library_tests.rs`,
+//! Lua, and idgen-functions' tests fail when a declaration differs (`lib_tests.rs`,
 //! `the_library_declares_every_shared_constant_as_the_module_does`). The lease terms are in
 //! [`crate::lease`], the Snowflake layout's in [`crate::layout`].
 
